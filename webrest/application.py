@@ -1,0 +1,200 @@
+"""``Application``: REST APIs mounted at path prefixes, as one plain ASGI app.
+
+::
+
+    app = Application(
+        {"/users": RestApi(Users()), "/monitoring": RestApi(Monitoring())},
+        filters=[auth],
+    )
+    # uvicorn module:app
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from webrest.api import RestApi
+from webrest.errors import ErrorRenderer, HttpError, default_error_renderer
+from webrest.formats import default_formats
+from webrest.interception import Filter, FilterChain
+from webrest.negotiation import negotiate
+from webrest.request import Request
+from webrest.response import Response
+from webrest.transmission import Rendered, render
+
+__all__ = ["DEFAULT_MAX_BODY_SIZE", "Application"]
+
+log = logging.getLogger("webrest")
+
+DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024
+"""Requests with a larger body get 413 unless the API or route allows more."""
+
+Lifespan = Callable[["Application"], AbstractAsyncContextManager[None]]
+
+
+@asynccontextmanager
+async def _no_lifespan(app: Application) -> AsyncIterator[None]:
+    yield
+
+
+class Application:
+    """An ASGI application routing each request to the API mounted at its path prefix.
+
+    Prefixes match whole segments (``/users`` serves ``/users`` and ``/users/...``, not
+    ``/usersx``); the longest prefix wins. The API sees the full path: its resources' prefixes
+    repeat the mount path, or the API's ``base`` strips it.
+
+    ``filters`` wrap every request in order; ``max_body_size`` (bytes, default 10 MiB, ``None``
+    for no limit) applies unless an API or route sets its own; ``openapi_path`` serves the
+    OpenAPI document generated from the APIs (``None`` to serve none); ``lifespan`` is an
+    async context manager factory run around the server's life.
+    """
+
+    def __init__(
+        self,
+        apis: Mapping[str, RestApi],
+        *,
+        filters: Sequence[Filter] = (),
+        error_renderer: ErrorRenderer | None = None,
+        max_body_size: int | None = DEFAULT_MAX_BODY_SIZE,
+        openapi_path: str | None = "/openapi.json",
+        title: str = "API",
+        version: str = "1.0.0",
+        lifespan: Lifespan | None = None,
+    ) -> None:
+        self.mounts: list[tuple[str, RestApi]] = sorted(
+            ((prefix.rstrip("/"), api) for prefix, api in apis.items()),
+            key=lambda item: len(item[0]),
+            reverse=True,
+        )
+        self.filters: list[Filter] = list(filters)
+        self.error_renderer: ErrorRenderer = error_renderer or default_error_renderer
+        self.max_body_size = max_body_size
+        self.openapi_path = openapi_path
+        self.title = title
+        self.version = version
+        self.lifespan: Lifespan = lifespan or _no_lifespan
+        self.state: dict[str, Any] = {}
+        self._formats = default_formats()
+        self._openapi: bytes | None = None
+
+    def install(self, filter_: Filter) -> Application:
+        """Add a filter after the ones already installed; returns the application."""
+        self.filters.append(filter_)
+        return self
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3 document describing every route of every mounted API."""
+        from webrest.openapi import generate_openapi
+
+        return generate_openapi(self)
+
+    # -- ASGI ----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await send({"type": "websocket.close", "code": 1000})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive, send)
+        scope["webrest.max_body_size"] = self.max_body_size
+        path: str = scope["path"]
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        if path == self.openapi_path and scope["method"] in ("GET", "HEAD"):
+            await self._send(self._openapi_response(), scope, receive, send)
+            return
+        api = self._api_for(path)
+        if self.filters:
+            response = await self._filtered(request, path, api)
+        elif api is not None:
+            response = await api.handle(request, path)
+        else:
+            response = await self._unmounted(request, path)
+        await self._send(response, scope, receive, send, api)
+
+    async def _filtered(self, request: Request, path: str, api: RestApi | None) -> Response:
+        async def route(request: Request) -> Response:
+            if api is not None:
+                return await api.handle(request, path)
+            return await self._unmounted(request, path)
+
+        try:
+            if self.max_body_size is not None:
+                request.limit_body(self.max_body_size)  # filters may read the body
+            return await FilterChain(self.filters, route).proceed(request)
+        except HttpError as error:
+            return self._render_error(error, request, api)
+        except Exception:
+            log.exception("Unhandled error in a filter for %s %s", request.method, path)
+            return self._render_error(HttpError(500, "Internal Server Error"), request, api)
+
+    def _openapi_response(self) -> Response:
+        if self._openapi is None:
+            import json
+
+            self._openapi = json.dumps(self.openapi()).encode()
+        return Response.ok().type("application/json").body(self._openapi)
+
+    async def _unmounted(self, request: Request, path: str) -> Response:
+        return self._render_error(
+            HttpError(404, f"Cannot route request to {request.url.path}"), request, None
+        )
+
+    def _api_for(self, path: str) -> RestApi | None:
+        for prefix, api in self.mounts:
+            if not prefix or path == prefix or path.startswith(prefix + "/"):
+                return api
+        return None
+
+    def _render_error(self, error: HttpError, request: Request, api: RestApi | None) -> Response:
+        if api is not None:
+            return api.render_error(error, request)
+        offered = self._formats.writable
+        request.scope["webrest.negotiated"] = negotiate(request.headers.get("accept"), offered) or offered[0]
+        return self.error_renderer(error, request)
+
+    async def _send(
+        self, response: Response, scope: Scope, receive: Receive, send: Send, api: RestApi | None = None
+    ) -> None:
+        formats = api.formats if api is not None else self._formats
+        negotiated = scope.get("webrest.negotiated")
+        try:
+            rendered: Rendered = render(response, negotiated, formats)
+        except Exception:
+            log.exception("Cannot write the response to %s %s", scope["method"], scope["path"])
+            request = Request(scope, receive, send)
+            error = self._render_error(HttpError(500, "Internal Server Error"), request, api)
+            rendered = render(error, scope.get("webrest.negotiated"), formats)
+        await rendered.send(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        context = self.lifespan(self)
+        try:
+            await context.__aenter__()
+        except Exception as exc:
+            log.exception("Application startup failed")
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.startup.complete"})
+        message = await receive()
+        try:
+            await context.__aexit__(None, None, None)
+        except Exception as exc:
+            log.exception("Application shutdown failed")
+            await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})

@@ -1,0 +1,75 @@
+"""The request object handed to filters, interceptors and methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request as StarletteRequest
+from starlette.types import Message, Receive, Scope, Send
+
+from webrest.errors import HttpError
+
+__all__ = ["Request"]
+
+
+class Request(StarletteRequest):
+    """A Starlette request plus the values that filters pass down to methods.
+
+    ``request.pass_value("user", u)`` in a filter is what ``Annotated[User, Value("user")]``
+    reads in a method. ``negotiated`` is the output media type chosen from ``Accept``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        super().__init__(scope, receive, send)
+        scope.setdefault("webrest.values", {})
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Values passed by filters, by name."""
+        values: dict[str, Any] = self.scope["webrest.values"]
+        return values
+
+    def pass_value(self, name: str, value: object) -> None:
+        """Make ``value`` available to ``Value(name)`` parameters of the method called later."""
+        self.scope["webrest.values"][name] = value
+
+    def limit_body(self, max_bytes: int) -> None:
+        """Answer 413 when the body is, or turns out while read to be, over ``max_bytes``."""
+        length = self.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > max_bytes:
+            raise _too_large(max_bytes)
+        if isinstance(self._receive, _LimitedReceive):
+            self._receive.limit = max_bytes
+        else:
+            self._receive = _LimitedReceive(self._receive, max_bytes)
+
+    @property
+    def negotiated(self) -> str | None:
+        """The media type chosen for the response body, once routing has negotiated it."""
+        media_type: str | None = self.scope.get("webrest.negotiated")
+        return media_type
+
+
+def _too_large(limit: int) -> HttpError:
+    return HttpError(413, f"The request body is larger than the limit of {limit} bytes")
+
+
+class _LimitedReceive:
+    """A ``receive`` that counts body bytes and raises 413 past the limit."""
+
+    __slots__ = ("limit", "receive", "received")
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self.receive = receive
+        self.limit = limit
+        self.received = 0
+
+    async def __call__(self) -> Message:
+        message = await self.receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.limit:
+                raise _too_large(self.limit)
+        return message

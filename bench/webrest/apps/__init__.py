@@ -1,0 +1,1 @@
+"""The benchmarked applications: one module per framework, each exposing an ASGI ``app``."""

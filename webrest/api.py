@@ -55,7 +55,9 @@ class RestApi:
 
     Each resource's ``@Resource`` prefix and each method's sub-path make its routes;
     ``base`` is stripped from the request path before matching. Routes and binding plans are
-    compiled here, once.
+    compiled here, once. With ``lenient_accept`` an unsatisfiable ``Accept`` gets the route's
+    first media type instead of a 406 (for contracts that document no 406).
+    ``error_renderer`` renders this API's errors; without one, the application's applies.
     """
 
     def __init__(
@@ -65,10 +67,13 @@ class RestApi:
         formats: Formats | None = None,
         error_renderer: ErrorRenderer | None = None,
         max_body_size: int | None = None,
+        lenient_accept: bool = False,
     ) -> None:
         self.base = base.rstrip("/")
+        self.lenient_accept = lenient_accept
         self.formats = formats.copy() if formats is not None else default_formats()
         self.error_renderer: ErrorRenderer = error_renderer or default_error_renderer
+        self._own_renderer = error_renderer is not None  # else the application's applies
         self.max_body_size = max_body_size
         self.interceptors: list[Interceptor] = []
         self.routes: RouteTable[Endpoint] = RouteTable()
@@ -78,7 +83,9 @@ class RestApi:
 
     # -- configuration -------------------------------------------------------------------------
 
-    def register(self, mime: str, reader: Reader | None = None, writer: Writer | None = None) -> RestApi:
+    def register(
+        self, mime: str, reader: Reader | None = None, writer: Writer | None = None
+    ) -> RestApi:
         """Read and/or write ``mime`` with these; returns the API for chaining."""
         self.formats.register(mime, reader, writer)
         return self
@@ -113,7 +120,9 @@ class RestApi:
     ) -> None:
         path = prefix + ("/" + declaration.path.lstrip("/") if declaration.path else "")
         template = compile_template(path or "/")
-        plan = plan_method(function, declaration.method, template.names, self.formats)
+        plan = plan_method(
+            function, declaration.method, template.names, self.formats, declaration.consumes
+        )
         target = Target(
             name=f"{cls.__module__}.{cls.__qualname__}.{attribute}",
             function=function,
@@ -122,7 +131,11 @@ class RestApi:
             parameters=plan.parameters,
         )
         endpoint = Endpoint(
-            declaration.method, template, declaration, target, plan,
+            declaration.method,
+            template,
+            declaration,
+            target,
+            plan,
             inspect.iscoroutinefunction(function),
         )
         self.routes.add(template.template, declaration.method, endpoint)
@@ -147,7 +160,10 @@ class RestApi:
             offered = self.formats.writable
             chosen = negotiate(request.headers.get("accept"), offered)
             scope["webrest.negotiated"] = chosen or (offered[0] if offered else None)
-        return self.error_renderer(error, request)
+        if self._own_renderer:
+            return self.error_renderer(error, request)
+        renderer: ErrorRenderer = scope.get("webrest.error_renderer", self.error_renderer)
+        return renderer(error, request)
 
     async def _handle(self, request: Request, path: str) -> Response:
         if self.base:
@@ -169,12 +185,16 @@ class RestApi:
         offered = endpoint.declaration.produces or self.formats.writable
         accept = request.headers.get("accept")
         chosen = negotiate(accept, offered)
+        if chosen is None and self.lenient_accept and offered:
+            chosen = offered[0]
         if chosen is None:
             raise HttpError(406, f"Cannot produce any of {accept}; available: {', '.join(offered)}")
         request.scope["webrest.negotiated"] = chosen
 
         if endpoint.plan.reads_body:
-            limit = endpoint.declaration.max_body_size or self.max_body_size
+            limit = endpoint.declaration.max_body_size
+            if limit is None:
+                limit = self.max_body_size
             if limit is None:
                 limit = request.scope.get("webrest.max_body_size")
             if limit is not None:

@@ -51,8 +51,9 @@ class Application:
 
     ``filters`` wrap every request in order; ``max_body_size`` (bytes, default 10 MiB, ``None``
     for no limit) applies unless an API or route sets its own; ``openapi_path`` serves the
-    OpenAPI document generated from the APIs (``None`` to serve none); ``lifespan`` is an
-    async context manager factory run around the server's life.
+    OpenAPI document (``None`` to serve none): ``openapi`` when given (a contract written
+    first), otherwise one generated from the APIs; ``lifespan`` is an async context manager
+    factory run around the server's life.
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class Application:
         openapi_path: str | None = "/openapi.json",
         title: str = "API",
         version: str = "1.0.0",
+        openapi: Mapping[str, Any] | None = None,
         lifespan: Lifespan | None = None,
     ) -> None:
         self.mounts: list[tuple[str, RestApi]] = sorted(
@@ -74,6 +76,7 @@ class Application:
         )
         self.filters: list[Filter] = list(filters)
         self.error_renderer: ErrorRenderer = error_renderer or default_error_renderer
+        self._shared_renderer = error_renderer  # for the APIs without a renderer of their own
         self.max_body_size = max_body_size
         self.openapi_path = openapi_path
         self.title = title
@@ -81,6 +84,7 @@ class Application:
         self.lifespan: Lifespan = lifespan or _no_lifespan
         self.state: dict[str, Any] = {}
         self._formats = default_formats()
+        self._document = openapi
         self._openapi: bytes | None = None
 
     def install(self, filter_: Filter) -> Application:
@@ -89,7 +93,9 @@ class Application:
         return self
 
     def openapi(self) -> dict[str, Any]:
-        """The OpenAPI 3 document describing every route of every mounted API."""
+        """The OpenAPI document: the one given, or one generated from every mounted API."""
+        if self._document is not None:
+            return dict(self._document)
         from webrest.openapi import generate_openapi
 
         return generate_openapi(self)
@@ -108,6 +114,8 @@ class Application:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
         scope["webrest.max_body_size"] = self.max_body_size
+        if self._shared_renderer is not None:
+            scope["webrest.error_renderer"] = self._shared_renderer
         path: str = scope["path"]
         root = scope.get("root_path", "")
         if root and path.startswith(root):
@@ -122,7 +130,11 @@ class Application:
             response = await api.handle(request, path)
         else:
             response = await self._unmounted(request, path)
-        await self._send(response, scope, receive, send, api)
+        try:
+            await self._send(response, scope, receive, send, api)
+        finally:
+            if request._form is not None:  # uploads spooled to temporary files
+                await request.close()
 
     async def _filtered(self, request: Request, path: str, api: RestApi | None) -> Response:
         async def route(request: Request) -> Response:
@@ -131,8 +143,8 @@ class Application:
             return await self._unmounted(request, path)
 
         try:
-            if self.max_body_size is not None:
-                request.limit_body(self.max_body_size)  # filters may read the body
+            if self.max_body_size is not None:  # filters may read the body; a route may
+                request.limit_body(self.max_body_size, check_length=False)  # allow more
             return await FilterChain(self.filters, route).proceed(request)
         except HttpError as error:
             return self._render_error(error, request, api)
@@ -162,11 +174,18 @@ class Application:
         if api is not None:
             return api.render_error(error, request)
         offered = self._formats.writable
-        request.scope["webrest.negotiated"] = negotiate(request.headers.get("accept"), offered) or offered[0]
+        request.scope["webrest.negotiated"] = (
+            negotiate(request.headers.get("accept"), offered) or offered[0]
+        )
         return self.error_renderer(error, request)
 
     async def _send(
-        self, response: Response, scope: Scope, receive: Receive, send: Send, api: RestApi | None = None
+        self,
+        response: Response,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        api: RestApi | None = None,
     ) -> None:
         formats = api.formats if api is not None else self._formats
         negotiated = scope.get("webrest.negotiated")
@@ -175,8 +194,13 @@ class Application:
         except Exception:
             log.exception("Cannot write the response to %s %s", scope["method"], scope["path"])
             request = Request(scope, receive, send)
-            error = self._render_error(HttpError(500, "Internal Server Error"), request, api)
-            rendered = render(error, scope.get("webrest.negotiated"), formats)
+            try:
+                error = self._render_error(HttpError(500, "Internal Server Error"), request, api)
+                rendered = render(error, scope.get("webrest.negotiated"), formats)
+            except Exception:  # the format cannot write errors either: plain JSON then
+                log.exception("Cannot write the error response either")
+                error = Response.error(500, "Internal Server Error")
+                rendered = render(error, "application/json", self._formats)
         await rendered.send(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError
 
 from webrest.conversions import Conversion
-from webrest.errors import BadRequest, ErrorDetail
+from webrest.errors import BadRequest, ErrorDetail, HttpError, validation_details
 from webrest.formats import Formats, JsonReader
 from webrest.multipart import Multipart
 from webrest.negotiation import parse_media_type
@@ -108,6 +108,7 @@ class MethodPlan:
     reads_body: bool
     formats: Formats
     json_entity: ParameterPlan | None
+    consumes: frozenset[str] = frozenset()
 
     async def bind(self, request: Request, path: dict[str, str]) -> dict[str, object]:
         """The method's arguments for this request; a :class:`BadRequest` lists every problem."""
@@ -115,8 +116,9 @@ class MethodPlan:
         form: dict[str, object] | None = None
         text: str | None = None
         validated: ParameterPlan | None = None
+        errors: list[ErrorDetail] = []
         if self.reads_entity:
-            entity, validated = await self._read_entity(request)
+            entity, validated = await self._read_entity(request, errors)
         if self.reads_form_params:
             content_type = request.headers.get("content-type")
             if content_type and parse_media_type(content_type)[0] in _FORM_TYPES:
@@ -127,7 +129,6 @@ class MethodPlan:
         inputs = _Inputs(request, path, entity, form, text)
 
         arguments: dict[str, object] = {}
-        errors: list[ErrorDetail] = []
         for parameter in self.parameters:
             if parameter is validated:
                 arguments[parameter.name] = entity
@@ -135,7 +136,9 @@ class MethodPlan:
             raw = parameter.extract(inputs)
             if raw is MISSING:
                 if parameter.default is MISSING:
-                    errors.append(_missing(parameter))
+                    detail = _missing(parameter)
+                    if detail not in errors:  # several parameters may miss the one body
+                        errors.append(detail)
                 else:
                     arguments[parameter.name] = parameter.default
                 continue
@@ -158,13 +161,20 @@ class MethodPlan:
             raise BadRequest(_summary(errors), errors)
         return arguments
 
-    async def _read_entity(self, request: Request) -> tuple[object, ParameterPlan | None]:
+    async def _read_entity(
+        self, request: Request, errors: list[ErrorDetail]
+    ) -> tuple[object, ParameterPlan | None]:
         """The deserialized body, or ``MISSING``; a JSON body bound to a single typed
-        parameter is validated straight from bytes, and that parameter is returned too."""
+        parameter is validated straight from bytes, and that parameter is returned too (its
+        validation errors are added to ``errors``, to be reported with the others)."""
         headers = request.headers
         content_type = headers.get("content-type")
         if content_type is None and not _has_body(request):
             return MISSING, None
+        if self.consumes:
+            mime = parse_media_type(content_type)[0] if content_type else "application/json"
+            if mime not in self.consumes:
+                raise HttpError(415, f"Unsupported request body type {mime}")
         reader = self.formats.reader(content_type)
         fast = self.json_entity
         if fast is not None and isinstance(reader, JsonReader):
@@ -178,7 +188,8 @@ class MethodPlan:
                 if any(error["type"] == "json_invalid" for error in exc.errors()):
                     value = await reader.read(request)  # raises the malformed-JSON error
                     return value, None
-                raise BadRequest(_summary(_details(fast, exc)), _details(fast, exc)) from None
+                errors.extend(_details(fast, exc))
+                return MISSING, fast
         value = await reader.read(request)
         if value is None or value == b"":
             return MISSING, None
@@ -214,13 +225,7 @@ def _details(parameter: ParameterPlan, exc: ValidationError) -> list[ErrorDetail
     prefix: tuple[str | int, ...] = (
         ("body",) if parameter.kind is Kind.ENTITY else (parameter.location, parameter.key)
     )
-    return [
-        ErrorDetail(
-            (*prefix, *error["loc"]), error["msg"], error["type"], error.get("input"),
-            dict(error["ctx"]) if "ctx" in error else None,
-        )
-        for error in exc.errors(include_url=False)
-    ]
+    return validation_details(exc, prefix)
 
 
 def _summary(errors: Sequence[ErrorDetail]) -> str:
@@ -271,39 +276,47 @@ def _is_byte_stream(annotation: Any) -> bool:
 def _adapter(annotation: Any, extras: list[Any], where: str) -> TypeAdapter[Any] | None:
     if annotation in (str, Any, object, inspect.Parameter.empty) and not extras:
         return None
-    target = Annotated[(annotation, *extras)] if extras else annotation
+    target: Any = Annotated[(annotation, *extras)] if extras else annotation
     try:
         return TypeAdapter(target)
     except PydanticSchemaGenerationError as exc:
         raise TypeError(f"{where}: cannot convert request values to {annotation!r}") from exc
 
 
-def _query_extractor(key: str, is_list: bool) -> Extractor:
+def _query_extractor(key: str, is_list: bool, unwrap: bool) -> Extractor:
+    """``unwrap``: a list parameter given once is passed as its one string (to conversions,
+    which split it), given repeatedly or as ``key[]`` as a list."""
     alternatives = (key, f"{key}[]")
 
     def extract(inputs: _Inputs) -> object:
         query = inputs.request.query_params
         for name in alternatives:
             if name in query:
-                return query.getlist(name) if is_list else query[name]
+                if not is_list:
+                    return query[name]
+                values = query.getlist(name)
+                return values[0] if unwrap and len(values) == 1 and name == key else values
         if inputs.form is not None and key in inputs.form:
             value = inputs.form[key]
             if is_list and not isinstance(value, list):
-                return [value]
+                return value if unwrap else [value]
             return value
         return MISSING
 
     return extract
 
 
-def _header_extractor(key: str, is_list: bool) -> Extractor:
+def _header_extractor(key: str, is_list: bool, unwrap: bool) -> Extractor:
     lowered = key.lower()
 
     def extract(inputs: _Inputs) -> object:
         headers = inputs.request.headers
         if lowered not in headers:
             return MISSING
-        return headers.getlist(lowered) if is_list else headers[lowered]
+        if not is_list:
+            return headers[lowered]
+        values = headers.getlist(lowered)
+        return values[0] if unwrap and len(values) == 1 else values
 
     return extract
 
@@ -317,7 +330,7 @@ def _path_extractor(key: str) -> Extractor:
 
 def _value_extractor(key: str) -> Extractor:
     def extract(inputs: _Inputs) -> object:
-        return inputs.request.values.get(key, MISSING)
+        return inputs.request.passed.get(key, MISSING)
 
     return extract
 
@@ -353,7 +366,11 @@ _REQUEST_MARKER = _RequestMarker()
 
 
 def plan_method(
-    function: Callable[..., Any], verb: str, path_names: Sequence[str], formats: Formats
+    function: Callable[..., Any],
+    verb: str,
+    path_names: Sequence[str],
+    formats: Formats,
+    consumes: Sequence[str] = (),
 ) -> MethodPlan:
     """Resolve every parameter of ``function`` (bound method) for a ``verb`` route whose path
     captures ``path_names``; raises ``TypeError`` for a parameter that cannot be bound."""
@@ -382,7 +399,7 @@ def plan_method(
             kind, adapter_needed = Kind.REQUEST, False
         elif _is_type(annotation, Multipart) and (source is None or isinstance(source, Stream)):
             kind, adapter_needed = Kind.MULTIPART, False
-        elif isinstance(source, Stream):
+        elif isinstance(source, Stream) or (source is None and _is_byte_stream(annotation)):
             kind, adapter_needed = Kind.STREAM, False
         elif isinstance(source, Value):
             kind, adapter_needed = Kind.VALUE, False
@@ -403,15 +420,24 @@ def plan_method(
 
         if kind is Kind.PATH:
             is_list = False
-        extract = _extractor(kind, key, is_list)
-        adapter = _adapter(annotation, extras, f"{where}({parameter.name})") if adapter_needed else None
-        if kind is Kind.BODY and annotation in (str, Any, inspect.Parameter.empty):
+        # conversions get the raw string of a list parameter given once (rule 5)
+        extract = _extractor(kind, key, is_list, bool(conversions))
+        adapter = (
+            _adapter(annotation, extras, f"{where}({parameter.name})") if adapter_needed else None
+        )
+        if kind is Kind.BODY and annotation in (str, Any, inspect.Parameter.empty) and not extras:
             adapter = None
         plans.append(
             ParameterPlan(
-                name=parameter.name, key=key, kind=kind, declared=annotation,
-                conversions=tuple(conversions), adapter=adapter, default=default,
-                is_list=is_list, extract=extract,
+                name=parameter.name,
+                key=key,
+                kind=kind,
+                declared=annotation,
+                conversions=tuple(conversions),
+                adapter=adapter,
+                default=default,
+                is_list=is_list,
+                extract=extract,
             )
         )
     entities = [p for p in plans if p.kind is Kind.ENTITY]
@@ -425,27 +451,30 @@ def plan_method(
         formats=formats,
         json_entity=(
             entities[0]
-            if len(entities) == 1 and entities[0].adapter is not None and not entities[0].conversions
+            if len(entities) == 1
+            and entities[0].adapter is not None
+            and not entities[0].conversions
             else None
         ),
+        consumes=frozenset(parse_media_type(mime)[0] for mime in consumes),
     )
 
 
-def _extractor(kind: Kind, key: str, is_list: bool) -> Extractor:
+def _extractor(kind: Kind, key: str, is_list: bool, unwrap: bool) -> Extractor:
     if kind is Kind.PATH:
         return _path_extractor(key)
     if kind is Kind.QUERY:
-        return _query_extractor(key, is_list)
+        return _query_extractor(key, is_list, unwrap)
     if kind is Kind.HEADER:
-        return _header_extractor(key, is_list)
+        return _header_extractor(key, is_list, unwrap)
     if kind is Kind.VALUE:
         return _value_extractor(key)
     if kind is Kind.ENTITY:
-        return (lambda inputs: inputs.entity)
+        return lambda inputs: inputs.entity
     if kind is Kind.BODY:
-        return (lambda inputs: MISSING if inputs.text is None else inputs.text)
+        return lambda inputs: MISSING if inputs.text is None else inputs.text
     if kind is Kind.STREAM:
-        return (lambda inputs: inputs.request.stream())
+        return lambda inputs: inputs.request.stream()
     if kind is Kind.MULTIPART:
-        return (lambda inputs: Multipart.from_request(inputs.request))
-    return (lambda inputs: inputs.request)
+        return lambda inputs: Multipart.from_request(inputs.request)
+    return lambda inputs: inputs.request

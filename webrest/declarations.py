@@ -47,6 +47,7 @@ class RouteDeclaration:
     responses: Mapping[int, object] = field(default_factory=dict)
     max_body_size: int | None = None
     tags: tuple[str, ...] = ()
+    consumes: tuple[str, ...] = ()
 
 
 class _Verb:
@@ -65,12 +66,14 @@ class _Verb:
         responses: Mapping[int, object] | None = None,
         max_body_size: int | None = None,
         tags: Sequence[str] = (),
+        consumes: Sequence[str] = (),
     ) -> None:
         """``path`` is relative to the resource prefix; ``{name}`` binds the parameter ``name``
         and ``{name:regex}`` constrains the segment. ``produces`` limits the media types the
         route answers with (default: every registered format); ``status`` and ``responses``
         (status → type or description) document the route in the OpenAPI document;
-        ``max_body_size`` overrides the API's request body limit for this route."""
+        ``max_body_size`` overrides the API's request body limit for this route; ``consumes``
+        limits the request body types it reads (others are 415; default: every readable format)."""
         self.declaration = RouteDeclaration(
             method=self.method,
             path=path,
@@ -81,6 +84,7 @@ class _Verb:
             responses=dict(responses or {}),
             max_body_size=max_body_size,
             tags=tuple(tags),
+            consumes=tuple(consumes),
         )
 
     def __call__(self, function: F) -> F:

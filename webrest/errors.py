@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic import ValidationError
+
 if TYPE_CHECKING:
     from webrest.request import Request
     from webrest.response import Response
@@ -21,6 +23,7 @@ __all__ = [
     "ErrorRenderer",
     "HttpError",
     "default_error_renderer",
+    "validation_details",
 ]
 
 Loc = tuple[str | int, ...]
@@ -51,6 +54,20 @@ class HttpError(Exception):
 
     def __str__(self) -> str:
         return f"{self.status} {self.message}"
+
+
+def validation_details(exc: ValidationError, prefix: Loc = ()) -> list[ErrorDetail]:
+    """pydantic's errors as details, located under ``prefix`` (``("body",)``)."""
+    return [
+        ErrorDetail(
+            (*prefix, *error["loc"]),
+            error["msg"],
+            error["type"],
+            error.get("input"),
+            dict(error["ctx"]) if "ctx" in error else None,
+        )
+        for error in exc.errors(include_url=False)
+    ]
 
 
 class BadRequest(HttpError):

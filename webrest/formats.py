@@ -60,14 +60,20 @@ class JsonReader:
             return json.loads(body)
         except json.JSONDecodeError as exc:
             detail = ErrorDetail(
-                loc=("body", exc.pos), msg="JSON decode error", type="json_invalid",
-                input={}, ctx={"error": exc.msg},
+                loc=("body", exc.pos),
+                msg="JSON decode error",
+                type="json_invalid",
+                input={},
+                ctx={"error": exc.msg},
             )
             raise BadRequest(f"Malformed JSON: {exc.msg} at position {exc.pos}", [detail]) from exc
         except UnicodeDecodeError as exc:
             detail = ErrorDetail(
-                loc=("body", exc.start), msg="JSON decode error", type="json_invalid",
-                input={}, ctx={"error": "Invalid UTF-8"},
+                loc=("body", exc.start),
+                msg="JSON decode error",
+                type="json_invalid",
+                input={},
+                ctx={"error": "Invalid UTF-8"},
             )
             raise BadRequest("Malformed JSON: the body is not valid UTF-8", [detail]) from exc
 
@@ -143,7 +149,9 @@ class Formats:
         self._formats: dict[str, _Format] = {}
         self.writable: tuple[str, ...] = ()
 
-    def register(self, mime: str, reader: Reader | None = None, writer: Writer | None = None) -> None:
+    def register(
+        self, mime: str, reader: Reader | None = None, writer: Writer | None = None
+    ) -> None:
         """Add or replace the format of ``mime``; the first writable one is the default."""
         mime = parse_media_type(mime)[0]
         previous = self._formats.get(mime)

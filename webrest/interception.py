@@ -59,7 +59,9 @@ class Interceptor(Protocol):
     """Called with the invocation and the bound arguments; returns the method's result (or
     its own) by awaiting ``invocation.proceed(arguments)`` or not."""
 
-    def __call__(self, invocation: Invocation, arguments: dict[str, object]) -> Awaitable[object]: ...
+    def __call__(
+        self, invocation: Invocation, arguments: dict[str, object]
+    ) -> Awaitable[object]: ...
 
 
 class Invocation:

@@ -26,18 +26,26 @@ class Request(StarletteRequest):
         scope.setdefault("webrest.values", {})
 
     @property
-    def values(self) -> dict[str, Any]:
+    def passed(self) -> dict[str, Any]:
         """Values passed by filters, by name."""
-        values: dict[str, Any] = self.scope["webrest.values"]
-        return values
+        passed: dict[str, Any] = self.scope["webrest.values"]
+        return passed
+
+    def value(self, name: str, default: object = None) -> object:
+        """The value a filter passed as ``name``, or ``default``."""
+        return self.scope["webrest.values"].get(name, default)
 
     def pass_value(self, name: str, value: object) -> None:
         """Make ``value`` available to ``Value(name)`` parameters of the method called later."""
         self.scope["webrest.values"][name] = value
 
-    def limit_body(self, max_bytes: int) -> None:
-        """Answer 413 when the body is, or turns out while read to be, over ``max_bytes``."""
-        length = self.headers.get("content-length")
+    def limit_body(self, max_bytes: int, *, check_length: bool = True) -> None:
+        """Answer 413 when the body is, or turns out while read to be, over ``max_bytes``.
+
+        ``check_length=False`` only counts the bytes read, without rejecting a larger
+        ``Content-Length`` up front: for a limit that a later, route-specific one may raise.
+        """
+        length = self.headers.get("content-length") if check_length else None
         if length is not None and length.isdigit() and int(length) > max_bytes:
             raise _too_large(max_bytes)
         if isinstance(self._receive, _LimitedReceive):

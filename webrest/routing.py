@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 _LITERAL, _CONSTRAINED, _PLAIN, _END = 0, 1, 2, 3
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,8 @@ class PathTemplate:
     names: tuple[str, ...]
     constraints: dict[str, str]
     rank: tuple[object, ...]
+    plain: str = ""
+    """The template without constraints (``/users/{id}``), as OpenAPI writes paths."""
 
     @property
     def is_static(self) -> bool:
@@ -67,6 +70,22 @@ def _split(segment: str, template: str) -> list[tuple[str, str | None, str | Non
     return pieces
 
 
+def _segments(template: str) -> list[str]:
+    """The segments of ``/a/{p:[^/]+/raw}/b``: split at ``/`` outside braces only, so a
+    parameter's regex may contain ``/`` (a parameter spanning segments)."""
+    segments: list[str] = []
+    depth, current = 0, list[str]()
+    for char in template[1:]:
+        if char == "/" and depth == 0:
+            segments.append("".join(current))
+            current = []
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        current.append(char)
+    segments.append("".join(current))
+    return segments
+
+
 def compile_template(template: str) -> PathTemplate:
     """Compile ``template`` (leading ``/``; a trailing ``/`` is ignored)."""
     if not template.startswith("/"):
@@ -74,20 +93,24 @@ def compile_template(template: str) -> PathTemplate:
     if len(template) > 1:
         template = template.rstrip("/") or "/"
     regex_parts: list[str] = []
+    plain_parts: list[str] = []
     names: list[str] = []
     constraints: dict[str, str] = {}
     kinds: list[int] = []
     literal_length = 0
-    segments = template.split("/")[1:] if template != "/" else []
+    segments = _segments(template) if template != "/" else []
     for segment in segments:
         pieces = _split(segment, template)
         kind = _LITERAL
         part = []
+        plain = []
         for text, name, regex in pieces:
             if name is None:
                 part.append(re.escape(text))
+                plain.append(text)
                 literal_length += len(text)
                 continue
+            plain.append("{" + name + "}")
             if name in names:
                 raise ValueError(f"Parameter {name!r} appears twice in path template {template!r}")
             names.append(name)
@@ -95,15 +118,22 @@ def compile_template(template: str) -> PathTemplate:
                 part.append(f"(?P<{name}>[^/]+)")
                 kind = max(kind, _PLAIN)
             else:
-                re.compile(regex)
+                try:
+                    re.compile(regex)
+                except re.error as exc:
+                    raise ValueError(
+                        f"Invalid regex {regex!r} for {name!r} in path template {template!r}: {exc}"
+                    ) from None
                 constraints[name] = regex
                 part.append(f"(?P<{name}>{regex})")
                 kind = max(kind, _CONSTRAINED)
         regex_parts.append("/" + "".join(part))
+        plain_parts.append("/" + "".join(plain))
         kinds.append(kind)
-    rank = (tuple(kinds) + (_END,), -literal_length, template)
+    rank = ((*kinds, _END), -literal_length, template)
     pattern = re.compile("".join(regex_parts) + r"/?\Z") if names else None
-    return PathTemplate(template, pattern, tuple(names), constraints, rank)
+    plain_template = "".join(plain_parts) or "/"
+    return PathTemplate(template, pattern, tuple(names), constraints, rank, plain_template)
 
 
 @dataclass(slots=True)
@@ -133,11 +163,18 @@ class RouteTable(Generic[T]):
         self._static: dict[str, _Group[T]] = {}
         self._dynamic: list[_Group[T]] = []
         self._groups: dict[str, _Group[T]] = {}
+        self._shapes: dict[tuple[str, str], str] = {}  # (pattern sans names, method): template
 
     def add(self, template: str, method: str, endpoint: T) -> PathTemplate:
         """Register ``endpoint`` for ``method`` on ``template``; duplicates are an error."""
         compiled = compile_template(template)
         key = compiled.pattern.pattern if compiled.pattern is not None else compiled.template
+        # ``/users/{id}`` and ``/users/{name}`` match the same paths: the second is unreachable
+        shape = (_GROUP_NAME.sub("(?:", key), method)
+        other = self._shapes.get(shape)
+        if other is not None:
+            also = "" if other == compiled.template else f" (as {method} {other})"
+            raise ValueError(f"Route {method} {compiled.template} is declared twice{also}")
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = _Group(compiled)
@@ -146,8 +183,7 @@ class RouteTable(Generic[T]):
             else:
                 self._dynamic.append(group)
                 self._dynamic.sort(key=lambda g: g.template.rank)
-        if method in group.methods:
-            raise ValueError(f"Route {method} {compiled.template} is declared twice")
+        self._shapes[shape] = compiled.template
         group.methods[method] = endpoint
         return group.template
 

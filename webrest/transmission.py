@@ -69,11 +69,9 @@ class Rendered:
 
 
 async def _as_bytes(source: StreamSource) -> AsyncIterator[bytes]:
-    iterator: AsyncIterable[bytes | str]
-    if isinstance(source, AsyncIterable):
-        iterator = source
-    else:
-        iterator = iterate_in_threadpool(iter(source))
+    iterator: AsyncIterable[bytes | str] = (
+        source if isinstance(source, AsyncIterable) else iterate_in_threadpool(iter(source))
+    )
     try:
         async for chunk in iterator:
             yield chunk.encode() if isinstance(chunk, str) else chunk
@@ -120,8 +118,12 @@ def render(response: Response, negotiated: str | None, formats: Formats) -> Rend
             headers.append((lowered.encode("latin-1"), value.encode("latin-1")))
     if response.stream_source is not None:
         return Rendered(
-            response.status_code, headers, media_type or "application/octet-stream", b"",
-            response.stream_source, response.stream_size,
+            response.status_code,
+            headers,
+            media_type or "application/octet-stream",
+            b"",
+            response.stream_source,
+            response.stream_size,
         )
     raw = response.raw_body
     if raw is not None:

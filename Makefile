@@ -7,7 +7,10 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 EXAMPLE_PORT ?= 8070
 
-.PHONY: install test lint format typecheck run bench bench-webrest clean
+SPEC ?= specs/rag.openapi.yaml
+MOCK_PORT ?= 8099
+
+.PHONY: install services test lint format typecheck run bench bench-webrest clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -21,16 +24,33 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,bench]'
 	touch $@
 
-test: install
+# Redis, memcached and PostgreSQL on loopback, installed and started when missing.
+services:
+	./scripts/test-services.sh
+
+test: install services
 	$(PY) -m pytest
 
+# specs/ -> generated/ (models, handler Protocols, webrest routes, clients, protobuf modules)
+generate: install
+	$(PY) -m codegen
+
+# Fails, with a diff, when generated/ is not exactly what specs/ and codegen/ produce.
+check-generated: install
+	$(PY) -m codegen --check
+
+# Serve a spec's examples for contract review before handlers exist: make mock SPEC=specs/agents.openapi.yaml
+mock: install
+	@echo "mock of $(SPEC): http://$(HOST):$(MOCK_PORT)/ui/ (Swagger UI), examples served for every operation"
+	$(PY) -m codegen.mock $(SPEC) --host $(HOST) --port $(MOCK_PORT)
+
 lint: install
-	$(VENV)/bin/ruff check webrest examples bench tests
-	$(VENV)/bin/ruff format --check webrest examples bench tests
+	$(VENV)/bin/ruff check webrest codegen examples bench tests
+	$(VENV)/bin/ruff format --check webrest codegen examples bench tests
 
 format: install
-	$(VENV)/bin/ruff format webrest examples bench tests
-	$(VENV)/bin/ruff check --fix webrest examples bench tests
+	$(VENV)/bin/ruff format webrest codegen examples bench tests
+	$(VENV)/bin/ruff check --fix webrest codegen examples bench tests
 
 typecheck: install
 	$(VENV)/bin/mypy

@@ -1,0 +1,1 @@
+"""The contract pipeline's generator: ``specs/`` → ``generated/`` (``python -m codegen``)."""

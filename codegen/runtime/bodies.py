@@ -1,0 +1,180 @@
+"""Validating request bodies the way each error style expects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from starlette.datastructures import UploadFile
+
+from webrest import BadRequest, ErrorDetail
+from webrest.errors import validation_details
+
+__all__ = ["FormField", "bind_form", "bind_payload", "validate_body"]
+
+
+def _details(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[ErrorDetail]:
+    return validation_details(exc, prefix)
+
+
+def validate_body(adapter: TypeAdapter[Any], raw: object) -> Any:
+    """Validate a parsed JSON body as FastAPI does (Python mode, attributes allowed), errors
+    located under ``body``."""
+    try:
+        return adapter.validate_python(raw, from_attributes=True)
+    except ValidationError as exc:
+        details = _details(exc, ("body",))
+        raise BadRequest("Invalid request body", details) from None
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One property of a multipart body: a file, a map of extra files, or a value."""
+
+    name: str
+    kind: str  # "file" | "files" | "value"
+    required: bool
+    adapter: TypeAdapter[Any] | None = None
+    default: object = None
+
+
+def bind_form(
+    form: object,
+    fields: Sequence[FormField],
+    *,
+    forbid_extra: bool = False,
+    also_known: Sequence[str] = (),
+) -> dict[str, object]:
+    """Check a parsed multipart form against its fields; every problem at once, under
+    ``body``. Extra files go to the ``files`` field when the form declares one; other extra
+    parts are rejected when ``forbid_extra``."""
+    parts: Mapping[str, object] = form if isinstance(form, Mapping) else {}
+    values: dict[str, object] = {}
+    errors: list[ErrorDetail] = []
+    known = {f.name for f in fields if f.kind != "files"} | set(also_known)
+    if forbid_extra and not any(f.kind == "files" for f in fields):
+        for name, value in parts.items():
+            if name not in known:
+                shown = value.filename if isinstance(value, UploadFile) else value
+                errors.append(
+                    ErrorDetail(
+                        ("body", name), "Extra inputs are not permitted", "extra_forbidden", shown
+                    )
+                )
+    for field in fields:
+        if field.kind == "files":
+            extra: dict[str, UploadFile] = {}
+            for name, value in parts.items():
+                if name in known:
+                    continue
+                if isinstance(value, UploadFile):
+                    extra[name] = value
+                else:
+                    errors.append(
+                        ErrorDetail(("body", name), "Expected a file part", "value_error", value)
+                    )
+            values[field.name] = extra
+            continue
+        value = parts.get(field.name)
+        if isinstance(value, list):
+            value = value[-1]
+        if value is None:
+            if field.required:
+                errors.append(ErrorDetail(("body", field.name), "Field required", "missing", None))
+            else:
+                values[field.name] = field.default
+            continue
+        if field.kind == "file":
+            if isinstance(value, UploadFile):
+                values[field.name] = value
+            else:
+                errors.append(
+                    ErrorDetail(
+                        ("body", field.name),
+                        f"Value error, Expected UploadFile, received: {type(value)}",
+                        "value_error",
+                        value,
+                    )
+                )
+            continue
+        if isinstance(value, UploadFile):
+            errors.append(
+                ErrorDetail(
+                    ("body", field.name), "Input should be a valid string", "string_type", None
+                )
+            )
+            continue
+        if field.adapter is None:
+            values[field.name] = value
+            continue
+        try:
+            values[field.name] = field.adapter.validate_python(value)
+        except ValidationError as exc:
+            errors.extend(_details(exc, ("body", field.name)))
+    if errors:
+        raise BadRequest("Invalid form body", errors)
+    return values
+
+
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
+def bind_payload(
+    content_type: str | None,
+    raw: object,
+    *,
+    json_adapter: TypeAdapter[Any] | None,
+    form_fields: Sequence[FormField] | None,
+    json_field: str | None = None,
+    forbid_extra: bool = False,
+) -> tuple[Any, dict[str, object]]:
+    """The body of an operation that takes JSON and/or a multipart form.
+
+    Returns the validated JSON model (or ``None``) and the form's values. A form may carry
+    the JSON model in one text field (``json_field``, e.g. ``_json``) beside its files.
+    """
+    is_form = content_type is not None and content_type.split(";")[0].strip().lower() in _FORM_TYPES
+    empty: dict[str, object] = {
+        field.name: ({} if field.kind == "files" else None) for field in form_fields or ()
+    }
+    if raw is None and content_type is None:  # no body (a missing required one is refused
+        return None, empty  # by the binding first); a JSON `null` is validated below
+    if is_form and form_fields is not None:
+        values = bind_form(
+            raw,
+            [f for f in form_fields if f.name != json_field],
+            forbid_extra=forbid_extra,
+            also_known=[json_field] if json_field else [],
+        )
+        body: Any = None
+        if json_field is not None and json_adapter is not None:
+            text = raw.get(json_field) if isinstance(raw, Mapping) else None
+            body = _json_field(json_adapter, json_field, text)
+        return body, values
+    if json_adapter is not None and not is_form:
+        return validate_body(json_adapter, raw), empty
+    from webrest import HttpError
+
+    raise HttpError(415, f"Unsupported request body type {content_type}")
+
+
+def _json_field(adapter: TypeAdapter[Any], name: str, text: object) -> Any:
+    import json
+
+    if text is None:
+        return adapter.validate_python({}, from_attributes=True)
+    if not isinstance(text, str):
+        raise BadRequest(
+            "Invalid form body", [ErrorDetail(("body", name), "Expected JSON text", "value_error")]
+        )
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        detail = ErrorDetail(("body", name), f"Invalid JSON: {exc.msg}", "json_invalid", text)
+        raise BadRequest("Invalid form body", [detail]) from None
+    try:
+        return adapter.validate_python(parsed, from_attributes=True)
+    except ValidationError as exc:
+        raise BadRequest("Invalid form body", _details(exc, ("body", name))) from None

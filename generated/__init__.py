@@ -1,0 +1,1 @@
+"""Code generated from specs/ by `make generate`; never edited by hand."""

@@ -1,0 +1,155 @@
+"""The webrest routes of Document retrieval and answer generation service: bind and validate requests, call the handlers,
+answer in the API's error shape.
+
+Generated from specs/rag.openapi.yaml by `make generate`; do not edit.
+"""
+
+from __future__ import annotations
+
+import datetime  # noqa: F401
+import json
+import uuid  # noqa: F401
+from collections.abc import Mapping  # noqa: F401
+from pathlib import Path
+from typing import Annotated, Any, Literal, cast  # noqa: F401
+
+from pydantic import Field, TypeAdapter  # noqa: F401
+from starlette.datastructures import UploadFile  # noqa: F401
+
+from codegen.runtime import (  # noqa: F401
+    RFC3339,
+    FormField,
+    bind_payload,
+    fastapi_renderer,
+    request_id_filter,
+    success,
+    validate_body,
+)
+from generated.rag import models  # noqa: F401
+from generated.rag.handlers import RagHandlers
+from webrest import (  # noqa: F401
+    DEFAULT_MAX_BODY_SIZE,
+    Application,
+    Delete,
+    Entity,
+    Get,
+    Head,
+    Header,
+    Options,
+    Param,
+    Patch,
+    Post,
+    Put,
+    Request,
+    Resource,
+    Response,
+    RestApi,
+    SeparatedBy,
+)
+from webrest.application import Lifespan
+
+__all__ = ["OPENAPI", "RagRoutes", "create_api", "create_app"]
+
+OPENAPI: dict[str, Any] = json.loads(
+    (Path(__file__).with_name("openapi.json")).read_text(encoding="utf-8")
+)
+"""The contract these routes implement (specs/rag.openapi.yaml as JSON)."""
+
+_GENERATE_BODY = TypeAdapter(models.Prompt)
+_DOCUMENT_SEARCH_BODY = TypeAdapter(models.DocumentSearch)
+
+_UPLOAD_DOCUMENT_FORM = (FormField("file", "file", True),)
+
+
+@Resource("")
+class RagRoutes:
+    """Every operation of specs/rag.openapi.yaml, delegating to a ``RagHandlers``."""
+
+    def __init__(self, handlers: RagHandlers) -> None:
+        self._handlers = handlers
+
+    @Post(
+        "/uploadDocument",
+        status=200,
+        operation_id="upload_document",
+        produces=("application/json",),
+        consumes=("multipart/form-data",),
+    )
+    async def upload_document(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /uploadDocument"""
+        body, form = bind_payload(
+            request.headers.get("content-type"),
+            payload,
+            json_adapter=None,
+            form_fields=_UPLOAD_DOCUMENT_FORM,
+            json_field=None,
+            forbid_extra=True,
+        )
+        result = await self._handlers.upload_document(file=cast("UploadFile", form["file"]))
+        return success(result, 200, None)
+
+    @Post(
+        "/generate",
+        status=200,
+        operation_id="generate",
+        produces=("text/plain", "text/event-stream"),
+        consumes=("application/json",),
+    )
+    async def generate(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /generate"""
+        body = validate_body(_GENERATE_BODY, payload)
+        result = await self._handlers.generate(
+            body=cast("models.Prompt", body), media_type=request.negotiated or "text/plain"
+        )
+        return success(result, 200, request.negotiated or "text/plain")
+
+    @Post(
+        "/documentSearch",
+        status=200,
+        operation_id="document_search",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def document_search(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /documentSearch"""
+        body = validate_body(_DOCUMENT_SEARCH_BODY, payload)
+        result = await self._handlers.document_search(body=cast("models.DocumentSearch", body))
+        return success(result, 200, None)
+
+
+def create_api(handlers: RagHandlers, *, max_body_size: int | None = None) -> RestApi:
+    """The API's routes over ``handlers``, rendering errors in the API's shape."""
+    return RestApi(
+        RagRoutes(handlers),
+        error_renderer=fastapi_renderer,
+        max_body_size=max_body_size,
+        lenient_accept=True,
+    )
+
+
+def create_app(
+    handlers: RagHandlers,
+    *,
+    max_body_size: int | None = DEFAULT_MAX_BODY_SIZE,
+    lifespan: Lifespan | None = None,
+) -> Application:
+    """An ASGI application serving the API (and its contract at ``/openapi.json``)."""
+    return Application(
+        {"/": create_api(handlers, max_body_size=max_body_size)},
+        error_renderer=fastapi_renderer,
+        max_body_size=max_body_size,
+        openapi=OPENAPI,
+        lifespan=lifespan,
+    )

@@ -1,0 +1,1 @@
+"""Generated from specs/ratelimit.openapi.yaml by `make generate`; do not edit."""

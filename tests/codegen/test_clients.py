@@ -1,0 +1,165 @@
+"""The generated clients against the generated routes (with the contract test handlers)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from generated.rag.client import AsyncRagClient, RagClient, RagValidationError
+from generated.rag.routes import create_app as create_rag_app
+from generated.ratelimit.client import AsyncRatelimitClient, RatelimitValidationError
+from generated.ratelimit.routes import create_app as create_ratelimit_app
+from tests.contract.implementations import RagContract, RatelimitContract
+
+
+def _rag() -> AsyncRagClient:
+    transport = httpx.ASGITransport(app=create_rag_app(RagContract()))
+    return AsyncRagClient(base_url="http://rag", transport=transport)
+
+
+async def test_async_client_uploads_streams_and_searches(tmp_path: Path) -> None:
+    document = tmp_path / "refunds.txt"
+    document.write_text("Annual plans are refundable within 30 days.")
+    async with _rag() as client:
+        uploaded = await client.upload_document(document)
+        assert uploaded.filename == "refunds.txt" and uploaded.chunks == 1
+        text = [c async for c in client.generate({"question": "refund window?", "context": ""})]
+        assert "".join(text).split() == ["refund", "window?"]
+        frames = "".join(
+            [
+                c
+                async for c in client.generate(
+                    {"question": "hi", "context": ""}, accept="text/event-stream"
+                )
+            ]
+        )
+        assert frames.startswith("data: ")
+        hits = await client.document_search({"content": "refund", "num_docs": 1})
+        assert [hit.source for hit in hits] == ["refunds.txt"]
+
+
+async def test_async_client_raises_typed_errors_with_the_body() -> None:
+    async with _rag() as client:
+        with pytest.raises(RagValidationError) as raised:
+            await client.document_search({"content": "", "num_docs": 0})
+    error = raised.value
+    assert error.status == 422
+    assert isinstance(error.envelope, dict)
+    assert {tuple(item["loc"]) for item in error.envelope["detail"]} == {
+        ("body", "content"),
+        ("body", "num_docs"),
+    }
+    assert str(error).startswith("body.")
+
+
+async def test_plain_text_errors_of_the_ratelimit_api() -> None:
+    transport = httpx.ASGITransport(app=create_ratelimit_app(RatelimitContract()))
+    async with AsyncRatelimitClient(base_url="http://rl", transport=transport) as client:
+        decision = await client.should_rate_limit(
+            {"domain": "edge", "descriptors": [{"entries": [{"key": "k", "value": "v"}]}]}
+        )
+        assert decision.overall_code == "OK"
+        with pytest.raises(RatelimitValidationError) as raised:
+            await client.should_rate_limit({"domain": "edge", "descriptors": [], "bogus": 1})
+    assert raised.value.status == 400 and raised.value.envelope == "Bad Request\n"
+
+
+@pytest.fixture
+def rag_server() -> Iterator[str]:
+    """The generated rag app under a real uvicorn server on loopback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        create_rag_app(RagContract()), host="127.0.0.1", port=port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_sync_client_over_http_streams_as_it_goes(rag_server: str) -> None:
+    with RagClient(base_url=rag_server) as client:
+        uploaded = client.upload_document(("notes.md", b"# Notes\nshipping takes 3 days"))
+        assert uploaded.filename == "notes.md"
+        chunks = list(client.generate({"question": "how long does shipping take", "context": ""}))
+        assert len(chunks) >= 1 and "".join(chunks).split()[0] == "how"
+        with pytest.raises(RagValidationError):
+            client.generate({"question": "", "context": ""}).__next__()
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_BASE_URL", "http://from-env:1234/")
+    client = RagClient()
+    assert client.base_url == "http://from-env:1234"
+    client.close()
+    assert RagClient(base_url="http://arg").base_url == "http://arg"
+
+
+def _agents_app() -> object:
+    from codegen.runtime import envelope_renderer, request_id_filter
+    from generated.agents.routes import OPENAPI, create_api
+    from tests.contract.agents_contract import AgentsContract, bearer_auth
+    from webrest import Application
+
+    return Application(
+        {"/": create_api(AgentsContract())},
+        filters=[request_id_filter, bearer_auth],
+        error_renderer=envelope_renderer,
+        openapi=OPENAPI,
+    )
+
+
+async def test_service_client_runs_an_agent_with_files(tmp_path: Path) -> None:
+    from generated.agents.client import AsyncServiceClient, ServiceNotFoundError
+    from tests.contract.agents_contract import API_KEY
+
+    invoice = tmp_path / "invoice.pdf"
+    invoice.write_bytes(b"%PDF-1.4 total 42 EUR")
+    transport = httpx.ASGITransport(app=_agents_app())  # type: ignore[arg-type]
+    async with AsyncServiceClient(
+        api_key=API_KEY, base_url="http://agents", transport=transport
+    ) as client:
+        created = await client.agents.create(
+            {"name": "Invoice extractor", "slug": "invoice-extractor-2"}
+        )
+        agent = created.agent
+        run = await client.agents.run(
+            agent.id, {"input": {"currency": "EUR"}}, files={"invoice": invoice}
+        )
+        execution = await client.agents.executions.get(run.execution_id, include=["feedback"])
+        assert execution.execution.id == run.execution_id
+        with pytest.raises(ServiceNotFoundError) as raised:
+            await client.workflows.get("no-such-workflow")
+    error = raised.value
+    assert error.status == 404 and error.request_id and error.request_id == error.requestId
+    assert error.envelope["requestId"] == error.request_id
+
+
+def test_service_client_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from generated.agents.client import ServiceClient
+
+    monkeypatch.delenv("SERVICE_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="SERVICE_API_KEY"):
+        ServiceClient()
+    monkeypatch.setenv("SERVICE_API_KEY", "from-env")
+    client = ServiceClient(base_url="http://x")
+    assert client._http.headers["authorization"] == "Bearer from-env"
+    client.close()
+    explicit = ServiceClient(api_key="from-arg", base_url="http://x")
+    assert explicit._http.headers["authorization"] == "Bearer from-arg"
+    explicit.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.spec import JSON, STREAM_TYPES, Api, Operation, Parameter, python_name
+from codegen.spec import JSON, MULTIPART, STREAM_TYPES, Api, Operation, Parameter, python_name
 from codegen.types import annotation, constraints, default_literal
 
 __all__ = ["OperationView", "operation_views"]
@@ -192,6 +192,10 @@ def operation_views(api: Api, api_models: dict[str, str]) -> list[OperationView]
         adapters: dict[str, str] = {}
         forms: dict[str, str] = {}
         consumes = tuple(b.content_type for b in operation.bodies)
+        if (
+            MULTIPART in consumes
+        ):  # a url-encoded form is a form without files (as FastAPI reads it)
+            consumes += ("application/x-www-form-urlencoded",)
         json_body = operation.json_body
         form_body = operation.multipart_body
         upper = operation.operation_id.upper()

@@ -166,7 +166,7 @@ class AgentsRoutes:
         status=202,
         operation_id="run_agent",
         produces=("application/json",),
-        consumes=("application/json", "multipart/form-data"),
+        consumes=("application/json", "multipart/form-data", "application/x-www-form-urlencoded"),
     )
     async def run_agent(
         self,
@@ -521,7 +521,7 @@ class AgentsRoutes:
         status=201,
         operation_id="add_agent_execution_expected_file",
         produces=("application/json",),
-        consumes=("application/json", "multipart/form-data"),
+        consumes=("application/json", "multipart/form-data", "application/x-www-form-urlencoded"),
     )
     async def add_agent_execution_expected_file(
         self,
@@ -672,7 +672,7 @@ class AgentsRoutes:
         status=201,
         operation_id="run_workflow",
         produces=("application/json",),
-        consumes=("application/json", "multipart/form-data"),
+        consumes=("application/json", "multipart/form-data", "application/x-www-form-urlencoded"),
     )
     async def run_workflow(
         self,

@@ -73,7 +73,7 @@ class RagRoutes:
         status=200,
         operation_id="upload_document",
         produces=("application/json",),
-        consumes=("multipart/form-data",),
+        consumes=("multipart/form-data", "application/x-www-form-urlencoded"),
     )
     async def upload_document(
         self,

@@ -92,8 +92,12 @@ async def _close(source: AsyncIterable[bytes | str] | Iterable[bytes | str]) -> 
 def _writer(response: Response, negotiated: str | None, formats: Formats) -> Writer:
     if response.media_type is not None:
         writer = formats.writer(response.media_type)
-        if writer is not None:
-            return writer
+        mime = response.media_type.split(";")[0].strip().lower()
+        if writer is None and "+" in mime:  # RFC 6839 suffix: application/vnd.x+json is JSON
+            writer = formats.writer("application/" + mime.rsplit("+", 1)[1])
+        if writer is None:  # never send one format labelled as another
+            raise TypeError(f"No writer is registered for {response.media_type}")
+        return writer
     if negotiated is not None:
         writer = formats.writer(negotiated)
         if writer is not None:

@@ -454,3 +454,22 @@ async def test_head_on_a_streamed_get_closes_the_stream() -> None:
     assert response.status_code == 200
     assert response.content == b""
     assert not gate.finished.is_set()
+
+
+async def test_an_entity_in_a_type_without_writer_is_a_server_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """JSON bytes are never sent labelled as another type: the missing writer is a 500."""
+    from webrest import Application, Get, Resource, RestApi
+
+    @Resource("/t")
+    class Texts:
+        @Get()
+        def text(self) -> Response:
+            return Response.ok().type("text/plain").entity({"a": 1})
+
+    async with client(Application({"/t": RestApi(Texts())})) as http:
+        response = await http.get("/t")
+    assert response.status_code == 500
+    assert response.json() == {"status": 500, "message": "Internal Server Error"}
+    assert "No writer is registered for text/plain" in caplog.text

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from codegen.spec import JSON, Api, Operation, python_name
-from codegen.types import annotation
+from codegen.spec import Api, Operation, python_name
+from codegen.types import annotation, model_ref, success_type
 
 __all__ = ["ClientMethod", "Namespace", "client_tree"]
 
@@ -40,29 +40,10 @@ class Namespace:
     children: list[Namespace] = field(default_factory=list)
 
 
-def _model(models: dict[str, str], name: str | None) -> str | None:
-    return f"models.{models[name]}" if name and name in models else None
-
-
-def _returns(operation: Operation, models: dict[str, str]) -> tuple[str, bool]:
-    success = operation.success
-    if success.streamed:
-        text = any(t.startswith("text/") for t in success.content_types)
-        return ("str" if text else "bytes"), True
-    if success.status == 204 or not success.content_types:
-        return "None", False
-    if success.is_array:
-        item = _model(models, success.item_schema_name)
-        return (f"list[{item}]" if item else "list[Any]"), False
-    model = _model(models, success.schema_name)
-    if model:
-        return model, False
-    return ("dict[str, Any]" if JSON in success.content_types else "bytes"), False
-
-
 def _methods(operation: Operation, models: dict[str, str]) -> list[ClientMethod]:
     """One client method, or one per body content type when the spec names one for each."""
-    returns, streamed = _returns(operation, models)
+    success = success_type(operation, models)
+    returns, streamed = success.annotation, success.streamed
     variants: list[tuple[str, str | None]] = []
     if operation.client_methods_by_type:
         variants = [(name, ctype) for ctype, name in operation.client_methods_by_type.items()]
@@ -86,7 +67,7 @@ def _methods(operation: Operation, models: dict[str, str]) -> list[ClientMethod]
         body = next((b for b in operation.bodies if b.content_type == content_type), None)
         json_field = None
         if body is not None and body.is_json:
-            model = _model(models, body.schema_name) or "dict[str, Any]"
+            model = model_ref(models, body.schema_name) or "dict[str, Any]"
             optional = "" if operation.body_required else " | None = None"
             signature.append(f"body: {model} | Mapping[str, Any]{optional}")
             call.append("body")

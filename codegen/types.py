@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["annotation", "constraints", "default_literal"]
+from codegen.spec import JSON, Operation
+
+__all__ = [
+    "Success",
+    "annotation",
+    "constraints",
+    "default_literal",
+    "model_ref",
+    "success_type",
+]
 
 _FORMATS = {
     ("string", "date-time"): "datetime.datetime",
@@ -61,3 +71,37 @@ def default_literal(schema: dict[str, Any]) -> str | None:
     if schema.get("type") == "array" and isinstance(value, str):
         value = value.split(",") if value else []
     return repr(value)
+
+
+def model_ref(models: dict[str, str], name: str | None) -> str | None:
+    """``models.<Class>`` for a ``components/schemas`` name, ``None`` when it has no model."""
+    return f"models.{models[name]}" if name and name in models else None
+
+
+@dataclass(frozen=True)
+class Success:
+    """The Python type of an operation's success body: ``annotation`` is the value (a chunk's
+    type when ``streamed``); ``media_type`` is set for bodies that are not JSON."""
+
+    annotation: str
+    streamed: bool
+    media_type: str | None
+
+
+def success_type(operation: Operation, models: dict[str, str]) -> Success:
+    """What the operation's documented success response carries."""
+    success = operation.success
+    if success.streamed:
+        text = any(t.startswith("text/") for t in success.content_types)
+        return Success("str" if text else "bytes", True, success.content_types[0])
+    if success.status == 204 or not success.content_types:
+        return Success("None", False, None)
+    if success.is_array:
+        item = model_ref(models, success.item_schema_name)
+        return Success(f"list[{item}]" if item else "list[Any]", False, None)
+    model = model_ref(models, success.schema_name)
+    if model is not None:
+        return Success(model, False, None)
+    if JSON in success.content_types:
+        return Success("dict[str, Any]", False, None)
+    return Success("bytes", False, success.content_types[0])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.spec import JSON, MULTIPART, STREAM_TYPES, Api, Operation, Parameter, python_name
-from codegen.types import annotation, constraints, default_literal
+from codegen.spec import MULTIPART, STREAM_TYPES, Api, Operation, Parameter, python_name
+from codegen.types import annotation, constraints, default_literal, model_ref, success_type
 
 __all__ = ["OperationView", "operation_views"]
 
@@ -106,30 +106,15 @@ def _parameter_argument(parameter: Parameter) -> Argument:
     )
 
 
-def _model(api_models: dict[str, str], name: str | None) -> str | None:
-    if name is None:
-        return None
-    return f"models.{api_models[name]}" if name in api_models else None
-
-
 def _returns(operation: Operation, api_models: dict[str, str]) -> tuple[str, str | None]:
-    success = operation.success
+    """The handler's return annotation, and the media type of a non-JSON body."""
+    success = success_type(operation, api_models)
     if success.streamed:
-        text = any(t.startswith("text/") for t in success.content_types)
-        return ("AsyncIterator[str]" if text else "AsyncIterator[bytes] | bytes"), (
-            success.content_types[0]
+        chunk = (
+            "AsyncIterator[str]" if success.annotation == "str" else "AsyncIterator[bytes] | bytes"
         )
-    if success.status == 204 or not success.content_types:
-        return "None", None
-    if success.is_array:
-        item = _model(api_models, success.item_schema_name)
-        return (f"list[{item}]" if item else "list[Any]"), None
-    model = _model(api_models, success.schema_name)
-    if model is not None:
-        return model, None
-    if JSON in success.content_types:
-        return "dict[str, Any]", None
-    return "bytes", success.content_types[0]
+        return chunk, success.media_type
+    return success.annotation, success.media_type
 
 
 def _form_fields(
@@ -212,7 +197,7 @@ def operation_views(api: Api, api_models: dict[str, str]) -> list[OperationView]
             )
         json_adapter = "None"
         if json_body is not None:
-            model = _model(api_models, json_body.schema_name) or "dict[str, Any]"
+            model = model_ref(api_models, json_body.schema_name) or "dict[str, Any]"
             json_adapter = f"_{upper}_BODY"
             adapters[json_adapter] = f"TypeAdapter({model})"
             arguments.append(

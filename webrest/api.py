@@ -11,7 +11,7 @@ from typing import Any
 from webrest.asynchronous import Async
 from webrest.binding import MethodPlan, plan_method
 from webrest.declarations import RouteDeclaration, annotations_of, resource_prefix, routes_of
-from webrest.errors import ErrorRenderer, HttpError, default_error_renderer
+from webrest.errors import ErrorRenderer, HttpError, default_error_renderer, with_error_headers
 from webrest.formats import Formats, Reader, Writer, default_formats
 from webrest.interception import Interceptor, Invocation, Target
 from webrest.negotiation import negotiate
@@ -160,10 +160,12 @@ class RestApi:
             offered = self.formats.writable
             chosen = negotiate(request.headers.get("accept"), offered)
             scope["webrest.negotiated"] = chosen or (offered[0] if offered else None)
-        if self._own_renderer:
-            return self.error_renderer(error, request)
-        renderer: ErrorRenderer = scope.get("webrest.error_renderer", self.error_renderer)
-        return renderer(error, request)
+        renderer: ErrorRenderer = (
+            self.error_renderer
+            if self._own_renderer
+            else scope.get("webrest.error_renderer", self.error_renderer)
+        )
+        return with_error_headers(renderer(error, request), error)
 
     async def _handle(self, request: Request, path: str) -> Response:
         if self.base:

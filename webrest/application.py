@@ -19,7 +19,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from webrest.api import RestApi
-from webrest.errors import ErrorRenderer, HttpError, default_error_renderer
+from webrest.errors import ErrorRenderer, HttpError, default_error_renderer, with_error_headers
 from webrest.formats import default_formats
 from webrest.interception import Filter, FilterChain
 from webrest.negotiation import negotiate
@@ -177,7 +177,7 @@ class Application:
         request.scope["webrest.negotiated"] = (
             negotiate(request.headers.get("accept"), offered) or offered[0]
         )
-        return self.error_renderer(error, request)
+        return with_error_headers(self.error_renderer(error, request), error)
 
     async def _send(
         self,

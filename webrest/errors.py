@@ -24,6 +24,7 @@ __all__ = [
     "HttpError",
     "default_error_renderer",
     "validation_details",
+    "with_error_headers",
 ]
 
 Loc = tuple[str | int, ...]
@@ -78,7 +79,10 @@ class BadRequest(HttpError):
 
 
 class ErrorRenderer(Protocol):
-    """Turns an error into the response the client sees (written in the negotiated format)."""
+    """Turns an error into the response the client sees (written in the negotiated format).
+
+    The error's own headers (``Allow`` of a 405, ...) are added to whatever it returns.
+    """
 
     def __call__(self, error: HttpError, request: Request) -> Response: ...
 
@@ -87,7 +91,11 @@ def default_error_renderer(error: HttpError, request: Request) -> Response:
     """``{"status": code, "message": text}``, the upstream library's error body."""
     from webrest.response import Response
 
-    response = Response.error(error.status, error.message)
+    return Response.error(error.status, error.message)
+
+
+def with_error_headers(response: Response, error: HttpError) -> Response:
+    """``response`` carrying the error's headers (they win over the renderer's own)."""
     for name, value in error.headers.items():
         response.header(name, value)
     return response

@@ -77,10 +77,7 @@ def fastapi_renderer(error: HttpError, request: Request) -> Response:
     message = _reason(error.status) if error.status >= 500 else error.message
     if error.status in (404, 405):
         message = _reason(error.status)
-    response = Response.status(error.status).type("application/json").entity({"detail": message})
-    for name, value in error.headers.items():
-        response.header(name, value)
-    return response
+    return Response.status(error.status).type("application/json").entity({"detail": message})
 
 
 def _jsonable(value: object) -> object:
@@ -113,27 +110,19 @@ def envelope_renderer(error: HttpError, request: Request) -> Response:
                 "severity": "error",
             }
         ]
-    response = (
+    return (
         Response.status(error.status)
         .type("application/json")
         .entity({"issues": issues, "requestId": request_id})
         .header("x-request-id", request_id)
     )
-    for name, value in error.headers.items():
-        response.header(name, value)
-    return response
 
 
 def plain_text_renderer(error: HttpError, request: Request) -> Response:
     """Go's ``http.Error``: ``<Status Text>\\n`` as ``text/plain; charset=utf-8``; any problem
     with the request body (invalid, too large, wrong type) is a 400, as upstream answers."""
     status = 400 if error.status in (400, 413, 415) else error.status
-    response = (
-        Response.status(status).type("text/plain; charset=utf-8").body(_reason(status) + "\n")
-    )
-    for name, value in error.headers.items():
-        response.header(name, value)
-    return response
+    return Response.status(status).type("text/plain; charset=utf-8").body(_reason(status) + "\n")
 
 
 def _new_request_id() -> str:

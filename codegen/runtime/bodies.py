@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -9,14 +10,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import UploadFile
 
-from webrest import BadRequest, ErrorDetail
+from webrest import BadRequest, ErrorDetail, HttpError
 from webrest.errors import validation_details
+from webrest.negotiation import parse_media_type
 
 __all__ = ["FormField", "bind_form", "bind_payload", "validate_body"]
-
-
-def _details(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[ErrorDetail]:
-    return validation_details(exc, prefix)
 
 
 def validate_body(adapter: TypeAdapter[Any], raw: object) -> Any:
@@ -25,7 +23,7 @@ def validate_body(adapter: TypeAdapter[Any], raw: object) -> Any:
     try:
         return adapter.validate_python(raw, from_attributes=True)
     except ValidationError as exc:
-        details = _details(exc, ("body",))
+        details = validation_details(exc, ("body",))
         raise BadRequest("Invalid request body", details) from None
 
 
@@ -112,7 +110,7 @@ def bind_form(
         try:
             values[field.name] = field.adapter.validate_python(value)
         except ValidationError as exc:
-            errors.extend(_details(exc, ("body", field.name)))
+            errors.extend(validation_details(exc, ("body", field.name)))
     if errors:
         raise BadRequest("Invalid form body", errors)
     return values
@@ -135,7 +133,7 @@ def bind_payload(
     Returns the validated JSON model (or ``None``) and the form's values. A form may carry
     the JSON model in one text field (``json_field``, e.g. ``_json``) beside its files.
     """
-    is_form = content_type is not None and content_type.split(";")[0].strip().lower() in _FORM_TYPES
+    is_form = content_type is not None and parse_media_type(content_type)[0] in _FORM_TYPES
     empty: dict[str, object] = {
         field.name: ({} if field.kind == "files" else None) for field in form_fields or ()
     }
@@ -155,14 +153,10 @@ def bind_payload(
         return body, values
     if json_adapter is not None and not is_form:
         return validate_body(json_adapter, raw), empty
-    from webrest import HttpError
-
     raise HttpError(415, f"Unsupported request body type {content_type}")
 
 
 def _json_field(adapter: TypeAdapter[Any], name: str, text: object) -> Any:
-    import json
-
     if text is None:
         return adapter.validate_python({}, from_attributes=True)
     if not isinstance(text, str):
@@ -177,4 +171,4 @@ def _json_field(adapter: TypeAdapter[Any], name: str, text: object) -> Any:
     try:
         return adapter.validate_python(parsed, from_attributes=True)
     except ValidationError as exc:
-        raise BadRequest("Invalid form body", _details(exc, ("body", name))) from None
+        raise BadRequest("Invalid form body", validation_details(exc, ("body", name))) from None

@@ -106,6 +106,7 @@ class Operation:
     bodies: list[BodyVariant]
     body_required: bool
     responses: list[ResponseSpec]
+    raw_body: bool = False  # x-codegen-raw-body: the handler parses the body (bytes) itself
     client_methods_by_type: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -225,9 +226,11 @@ def _operation(
     ]
     bodies: list[BodyVariant] = []
     body_required = False
+    raw_body = False
     if "requestBody" in raw:
         request_body = _resolve(document, raw["requestBody"])
         body_required = bool(request_body.get("required", False))
+        raw_body = bool(request_body.get("x-codegen-raw-body", False))
         for content_type, media in request_body.get("content", {}).items():
             schema = media.get("schema", {})
             bodies.append(BodyVariant(content_type, _ref_name(schema), _resolve(document, schema)))
@@ -264,6 +267,7 @@ def _operation(
         bodies=bodies,
         body_required=body_required,
         responses=responses,
+        raw_body=raw_body,
         client_methods_by_type=dict(raw.get("x-client-method-by-content-type", {})),
     )
 

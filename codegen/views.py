@@ -184,6 +184,12 @@ def operation_views(api: Api, api_models: dict[str, str]) -> list[OperationView]
         json_body = operation.json_body
         form_body = operation.multipart_body
         upper = operation.operation_id.upper()
+        if operation.raw_body:
+            # the schema documents the body; the handler parses the bytes itself
+            arguments.append(Argument("body", None, "body: bytes", "body", False))
+            prelude.append("body = await request.body()")
+            json_body = form_body = None
+            consumes = ()  # any media type, as the handler decides
         if json_body is not None or form_body is not None:
             required = operation.body_required
             arguments.append(

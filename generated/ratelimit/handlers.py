@@ -29,7 +29,7 @@ class RatelimitHandlers(Protocol):
     async def should_rate_limit(
         self,
         *,
-        body: models.RateLimitRequest,
+        body: bytes,
     ) -> models.RateLimitResponse | Response:
         """POST /json: Decide whether a request is within its rate limits"""
         ...

@@ -26,10 +26,12 @@ class RateLimitDescriptorEntry(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    key: Annotated[str | MISSING, Field(description="Descriptor key.", max_length=1024)] = MISSING
+    key: Annotated[str | None | MISSING, Field(description="Descriptor key.", max_length=1024)] = (
+        MISSING
+    )
     value: Annotated[
-        str | MISSING,
-        Field(description="Descriptor value; may be empty.", max_length=1024),
+        str | None | MISSING,
+        Field(description="Descriptor value; may be empty.", max_length=16384),
     ] = MISSING
 
 
@@ -51,7 +53,8 @@ class Unit(StrEnum):
 class RateLimitOverride(BaseModel):
     """
     Per-request limit that replaces the configured rules for this descriptor (applies only
-    when the domain is configured).
+    when the domain is configured). `unit` is required: the upstream crashes the request
+    without one; this service answers 400.
 
     """
 
@@ -60,7 +63,7 @@ class RateLimitOverride(BaseModel):
         validate_by_name=True,
     )
     requests_per_unit: Annotated[
-        StrictInt | MISSING,
+        StrictInt | None | MISSING,
         Field(
             alias="requestsPerUnit",
             description="Allowed requests per unit.",
@@ -69,11 +72,11 @@ class RateLimitOverride(BaseModel):
         ),
     ] = MISSING
     unit: Annotated[
-        Unit | MISSING,
+        Unit,
         Field(
             description="`envoy.type.v3.RateLimitUnit` (no WEEK). `UNKNOWN` (or absent) is rejected with a 400\n(the upstream crashes the request).\n"
         ),
-    ] = MISSING
+    ]
 
 
 class Code(StrEnum):
@@ -166,15 +169,15 @@ class RateLimitDescriptor(BaseModel):
         validate_by_name=True,
     )
     entries: Annotated[
-        list[RateLimitDescriptorEntry] | MISSING,
+        list[RateLimitDescriptorEntry] | None | MISSING,
         Field(
             description="Key/value pairs, matched against the rules level by level (entry i against nesting\nlevel i). A descriptor with no entries matches nothing and is OK.\n",
-            max_length=32,
+            max_length=64,
         ),
     ] = MISSING
-    limit: RateLimitOverride | MISSING = MISSING
+    limit: RateLimitOverride | None | MISSING = MISSING
     hits_addend: Annotated[
-        StrictInt | MISSING,
+        StrictInt | None | MISSING,
         Field(
             alias="hitsAddend",
             description="Hits to add for this descriptor, overriding the request's `hitsAddend`; 0 checks\nwithout consuming. (A `google.protobuf.UInt64Value` on the wire; values above\n4294967295 are rejected here.)\n",
@@ -216,7 +219,9 @@ class DescriptorStatus(BaseModel):
 
 class RateLimitRequest(BaseModel):
     """
-    `envoy.service.ratelimit.v3.RateLimitRequest` in proto3 JSON form.
+    `envoy.service.ratelimit.v3.RateLimitRequest` in proto3 JSON form. As in proto3 JSON,
+    `null` for any field means the field is absent.
+
     """
 
     model_config = ConfigDict(
@@ -224,21 +229,23 @@ class RateLimitRequest(BaseModel):
         validate_by_name=True,
     )
     domain: Annotated[
-        str | MISSING,
+        str,
         Field(
-            description="Domain of the rules to apply. Required in practice: an empty or missing domain gets a\n400 (`rate limit domain must not be empty`).\n",
-            max_length=256,
+            description="Domain of the rules to apply. An empty or missing domain gets a 400 (`rate limit\ndomain must not be empty`).\n",
+            max_length=1024,
+            min_length=1,
         ),
-    ] = MISSING
+    ]
     descriptors: Annotated[
-        list[RateLimitDescriptor] | MISSING,
+        list[RateLimitDescriptor],
         Field(
-            description="The descriptors to evaluate, each separately. Required in practice: an empty or\nmissing list gets a 400 (`rate limit descriptor list must not be empty`).\n",
-            max_length=64,
+            description="The descriptors to evaluate, each separately. An empty or missing list gets a 400\n(`rate limit descriptor list must not be empty`).\n",
+            max_length=1024,
+            min_length=1,
         ),
-    ] = MISSING
+    ]
     hits_addend: Annotated[
-        StrictInt | MISSING,
+        StrictInt | None | MISSING,
         Field(
             alias="hitsAddend",
             description="Hits to add to every descriptor without its own `hitsAddend`; 0 or absent means 1.",

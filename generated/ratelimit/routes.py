@@ -55,8 +55,6 @@ OPENAPI: dict[str, Any] = json.loads(
 )
 """The contract these routes implement (specs/ratelimit.openapi.yaml as JSON)."""
 
-_SHOULD_RATE_LIMIT_BODY = TypeAdapter(models.RateLimitRequest)
-
 
 @Resource("")
 class RatelimitRoutes:
@@ -70,16 +68,14 @@ class RatelimitRoutes:
         status=200,
         operation_id="should_rate_limit",
         produces=("application/json",),
-        consumes=("application/json",),
     )
     async def should_rate_limit(
         self,
         request: Request,
-        payload: Annotated[object, Entity],
     ) -> Response:
         """POST /json"""
-        body = validate_body(_SHOULD_RATE_LIMIT_BODY, payload)
-        result = await self._handlers.should_rate_limit(body=cast("models.RateLimitRequest", body))
+        body = await request.body()
+        result = await self._handlers.should_rate_limit(body=body)
         return success(result, 200, None)
 
     @Get(

@@ -16,7 +16,7 @@ from generated.rag.client import AsyncRagClient, RagClient, RagValidationError
 from generated.rag.routes import create_app as create_rag_app
 from generated.ratelimit.client import AsyncRatelimitClient, RatelimitValidationError
 from generated.ratelimit.routes import create_app as create_ratelimit_app
-from tests.contract.implementations import RagContract, RatelimitContract
+from tests.contract.implementations import RagContract, ratelimit_handlers
 
 
 def _rag() -> AsyncRagClient:
@@ -60,7 +60,7 @@ async def test_async_client_raises_typed_errors_with_the_body() -> None:
 
 
 async def test_plain_text_errors_of_the_ratelimit_api() -> None:
-    transport = httpx.ASGITransport(app=create_ratelimit_app(RatelimitContract()))
+    transport = httpx.ASGITransport(app=create_ratelimit_app(ratelimit_handlers()))
     async with AsyncRatelimitClient(base_url="http://rl", transport=transport) as client:
         decision = await client.should_rate_limit(
             {"domain": "edge", "descriptors": [{"entries": [{"key": "k", "value": "v"}]}]}

@@ -1,8 +1,8 @@
 """Test implementations of the generated handler Protocols.
 
 They exercise the generated layer (binding, validation, error shapes, streaming), not a
-service: each returns documented, schema-valid answers from small in-memory state. When a
-service's real handlers land, the contract tests run against those instead.
+service: each returns documented, schema-valid answers from small in-memory state. Where a
+service's real handlers have landed (ratelimit), the contract tests run against those.
 """
 
 from __future__ import annotations
@@ -14,8 +14,14 @@ from starlette.datastructures import UploadFile
 
 from generated.rag import models as rag
 from generated.rag.handlers import RagHandlers
-from generated.ratelimit import models as ratelimit
 from generated.ratelimit.handlers import RatelimitHandlers
+from handlers.ratelimit.backends.memory import MemoryStore
+from handlers.ratelimit.config.parse import load_rule_set
+from handlers.ratelimit.health import Health
+from handlers.ratelimit.http import HttpHandlers
+from handlers.ratelimit.limiter import Limiter
+from handlers.ratelimit.service import RateLimitService
+from handlers.ratelimit.stats import ServiceStats
 from webrest import Response
 
 
@@ -65,20 +71,23 @@ class RagContract:
         return hits[: body.num_docs]
 
 
-class RatelimitContract:
-    """Every descriptor is within its limit, except domain ``over`` which is over."""
+RATELIMIT_RULES = """
+domain: edge_proxy
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: minute, requests_per_unit: 10}
+  - key: path
+    value: /api/login
+    rate_limit: {unit: minute, requests_per_unit: 1}
+"""
 
-    async def should_rate_limit(
-        self, *, body: ratelimit.RateLimitRequest
-    ) -> ratelimit.RateLimitResponse | Response:
-        over = body.domain == "over"
-        return ratelimit.RateLimitResponse.model_validate(
-            {"overallCode": "OVER_LIMIT" if over else "OK"}
-        )
 
-    async def healthcheck(self) -> AsyncIterator[str] | Response:
-        return Response.ok().type("text/plain").body("OK")
+def ratelimit_handlers() -> HttpHandlers:
+    """The service's real HTTP handlers over the in-memory backend and example rules."""
+    service = RateLimitService(Limiter(MemoryStore()), ServiceStats())
+    service.set_rules(load_rule_set([("edge.yaml", RATELIMIT_RULES)], merge_domains=False))
+    return HttpHandlers(service, Health())
 
 
 def _check() -> tuple[RagHandlers, RatelimitHandlers]:
-    return RagContract(), RatelimitContract()  # mypy checks the Protocol conformance
+    return RagContract(), ratelimit_handlers()  # mypy checks the Protocol conformance

@@ -25,7 +25,7 @@ from generated.agents.routes import create_api as create_agents_api
 from generated.rag.routes import create_app as create_rag_app
 from generated.ratelimit.routes import create_app as create_ratelimit_app
 from tests.contract.agents_contract import API_KEY, AgentsContract, bearer_auth
-from tests.contract.implementations import RagContract, RatelimitContract
+from tests.contract.implementations import RagContract, ratelimit_handlers
 from tests.contract.openapi_check import ResponseChecker
 from webrest import Application
 
@@ -48,7 +48,7 @@ def _agents_app() -> Application:
 
 APPS: dict[str, Callable[[], Any]] = {
     "rag": lambda: create_rag_app(RagContract()),
-    "ratelimit": lambda: create_ratelimit_app(RatelimitContract()),
+    "ratelimit": lambda: create_ratelimit_app(ratelimit_handlers()),
     "agents": _agents_app,
 }
 

@@ -1,0 +1,51 @@
+"""What the limiter needs from a cache: fixed-window counters with expiry."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class BackendError(Exception):
+    """The cache failed (connection, timeout, protocol). The message is the cache's error
+    text; the service answers the call with gRPC UNKNOWN (HTTP 400) and counts
+    ``should_rate_limit.redis_error``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Increment:
+    """``INCRBY key amount`` then ``EXPIRE key expire_seconds``."""
+
+    key: str
+    amount: int
+    expire_seconds: int
+    per_second: bool
+    """The key's unit is SECOND: it goes to the per-second instance when there is one."""
+
+
+class CounterStore(Protocol):
+    """A cache holding one integer counter per key.
+
+    ``increment`` sends all of a request's increments in one round trip per instance (a
+    pipeline), and returns each key's value after its increment, in order.
+    """
+
+    async def start(self) -> None:
+        """Connect and check the cache answers (retrying as configured); raises
+        :class:`BackendError` when it cannot."""
+        ...
+
+    async def get(self, keys: Sequence[tuple[str, bool]]) -> list[int]:
+        """Current values of ``(key, per_second)`` pairs (0 for a missing key), in order."""
+        ...
+
+    async def increment(self, increments: Sequence[Increment]) -> list[int]:
+        """Apply the increments (refreshing each key's expiry) and return the new values."""
+        ...
+
+    def connected(self) -> bool:
+        """Whether there is at least one active connection (the cache health component)."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Rate limit rules: the in-memory model, YAML parsing with upstream's messages, lookup, loading."""

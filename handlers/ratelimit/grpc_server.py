@@ -1,0 +1,115 @@
+"""The gRPC port: ``envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit`` and
+``grpc.health.v1.Health`` (service ``ratelimit``), on grpc.aio.
+
+Failures answer status UNKNOWN with the upstream's message, as grpc-go does for a plain Go
+error. Each method counts ``ratelimit_server.<Method>.total_requests`` and times
+``ratelimit_server.<Method>.response_time`` (milliseconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
+from handlers.ratelimit.backends.base import BackendError
+from handlers.ratelimit.health import Health
+from handlers.ratelimit.service import RateLimitService, ServiceError
+from handlers.ratelimit.stats import StatsStore
+
+log = logging.getLogger("ratelimit.grpc")
+
+HEALTH_SERVICE = "ratelimit"
+
+
+class RateLimitServicer(rls_pb2_grpc.RateLimitServiceServicer):
+    """ShouldRateLimit over the decision service."""
+
+    def __init__(self, service: RateLimitService, stats: StatsStore) -> None:
+        self._service = service
+        self._requests = stats.counter("ratelimit_server.ShouldRateLimit.total_requests")
+        self._time = stats.timer("ratelimit_server.ShouldRateLimit.response_time")
+
+    async def ShouldRateLimit(
+        self,
+        request: rls_pb2.RateLimitRequest,
+        context: grpc.aio.ServicerContext[rls_pb2.RateLimitRequest, rls_pb2.RateLimitResponse],
+    ) -> rls_pb2.RateLimitResponse:
+        started = time.perf_counter()
+        self._requests.value += 1
+        try:
+            return await self._service.should_rate_limit(request)
+        except (ServiceError, BackendError) as error:
+            await context.abort(grpc.StatusCode.UNKNOWN, str(error))
+            raise  # abort raises; this keeps type checkers informed
+        finally:
+            self._time.record((time.perf_counter() - started) * 1000.0)
+
+
+class HealthServicer(health_aio.HealthServicer):
+    """The standard health service, counting and timing ``Check`` like upstream."""
+
+    def __init__(self, stats: StatsStore) -> None:
+        super().__init__()
+        self._requests = stats.counter("ratelimit_server.Check.total_requests")
+        self._time = stats.timer("ratelimit_server.Check.response_time")
+
+    async def Check(
+        self,
+        request: health_pb2.HealthCheckRequest,
+        context: grpc.aio.ServicerContext[
+            health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse
+        ],
+    ) -> health_pb2.HealthCheckResponse:
+        started = time.perf_counter()
+        self._requests.value += 1
+        try:
+            return await super().Check(request, context)
+        finally:
+            self._time.record((time.perf_counter() - started) * 1000.0)
+
+
+def _status(healthy: bool) -> int:
+    return (
+        health_pb2.HealthCheckResponse.SERVING
+        if healthy
+        else health_pb2.HealthCheckResponse.NOT_SERVING
+    )
+
+
+async def create_grpc_server(
+    service: RateLimitService,
+    health: Health,
+    stats: StatsStore,
+    addresses: Sequence[str],
+    *,
+    options: Sequence[tuple[str, int | str]] = (),
+) -> tuple[grpc.aio.Server, list[int]]:
+    """A started server listening on ``addresses`` (``host:port`` or ``unix:path``), and the
+    bound ports (0 for a unix socket)."""
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 1), *options])
+    rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitServicer(service, stats), server)
+    health_servicer = HealthServicer(stats)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+
+    pending: set[asyncio.Task[None]] = set()
+
+    def publish(healthy: bool) -> None:
+        task = asyncio.get_running_loop().create_task(
+            health_servicer.set(HEALTH_SERVICE, _status(healthy))
+        )
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    ports = [server.add_insecure_port(address) for address in addresses]
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(HEALTH_SERVICE, _status(health.healthy()))
+    health.subscribe(publish)
+    return server, ports

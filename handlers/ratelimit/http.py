@@ -1,0 +1,86 @@
+"""The HTTP port: ``/json`` (a decision in proto3 JSON) and ``/healthcheck``.
+
+Implements the generated ``RatelimitHandlers``; answers exactly as the upstream does
+(reference §2.19): 200 / 429 / 500 by overall code, ``Bad Request\\n`` for anything it cannot
+decide, ``OK`` or an empty 500 for health.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from generated.ratelimit import models
+from generated.ratelimit.routes import create_app
+from handlers.ratelimit.backends.base import BackendError
+from handlers.ratelimit.health import Health
+from handlers.ratelimit.proto_json import parse_request, response_json
+from handlers.ratelimit.service import RateLimitService, ServiceError
+from webrest import Response
+from webrest.application import Application
+
+log = logging.getLogger("ratelimit.http")
+
+_TEXT = "text/plain; charset=utf-8"
+_STATUS_BY_CODE = {
+    rls_pb2.RateLimitResponse.OK: 200,
+    rls_pb2.RateLimitResponse.OVER_LIMIT: 429,
+}
+# the upstream serves these paths on any method; the contract documents one each
+_DOCUMENTED_METHODS = {"/json": "POST", "/healthcheck": "GET"}
+
+
+def plain_error(status: int, text: str) -> Response:
+    """Go's ``http.Error``: the text and a newline (webrest adds ``nosniff`` to every answer)."""
+    return Response.status(status).type(_TEXT).body(text + "\n")
+
+
+class HttpHandlers:
+    """The ``RatelimitHandlers`` of the service."""
+
+    def __init__(self, service: RateLimitService, health: Health) -> None:
+        self._service = service
+        self._health = health
+
+    async def should_rate_limit(self, *, body: bytes) -> models.RateLimitResponse | Response:
+        try:
+            request = parse_request(body)
+        except ValueError as error:
+            log.debug("bad /json request: %s", error)
+            return plain_error(400, "Bad Request")
+        try:
+            decision = await self._service.should_rate_limit(request)
+        except (ServiceError, BackendError) as error:
+            log.debug("/json request failed: %s", error)
+            return plain_error(400, "Bad Request")
+        status = _STATUS_BY_CODE.get(decision.overall_code, 500)
+        return Response.status(status).type("application/json").body(response_json(decision))
+
+    async def healthcheck(self) -> Response:
+        if self._health.healthy():
+            return Response.ok().type(_TEXT).body("OK")
+        return Response.status(500).body(b"")
+
+
+class AnyMethod:
+    """ASGI wrapper answering the documented paths on any method, as the upstream does."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            documented = _DOCUMENTED_METHODS.get(scope["path"])
+            method = scope["method"]
+            head_of_get = method == "HEAD" and documented == "GET"
+            if documented is not None and method != documented and not head_of_get:
+                scope = {**scope, "method": documented}
+        await self._app(scope, receive, send)
+
+
+def create_http_app(service: RateLimitService, health: Health) -> ASGIApp:
+    """The HTTP port's ASGI application."""
+    app: Application = create_app(HttpHandlers(service, health))
+    return AnyMethod(app)

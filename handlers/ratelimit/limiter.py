@@ -1,0 +1,234 @@
+"""Fixed-window counting: cache keys, one round trip to the store, statuses and statistics.
+
+The arithmetic is the upstream's, to the unit: uint64 hit counts, uint32 remaining
+allowance, and the near-limit threshold computed in float32.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import time
+from collections.abc import Callable, Sequence
+
+from google.protobuf import duration_pb2
+
+from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from handlers.ratelimit.backends.base import CounterStore, Increment
+from handlers.ratelimit.config.model import Unit
+from handlers.ratelimit.local_cache import LocalCache
+from handlers.ratelimit.matching import MatchedLimit
+
+DescriptorStatus = rls_pb2.RateLimitResponse.DescriptorStatus
+RateLimit = rls_pb2.RateLimitResponse.RateLimit
+OK = rls_pb2.RateLimitResponse.OK
+OVER_LIMIT = rls_pb2.RateLimitResponse.OVER_LIMIT
+
+_UINT64 = 1 << 64
+_FLOAT32 = struct.Struct("f")
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as Go's ``float32(value)``."""
+    result: float = _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    return result
+
+
+def near_limit_threshold(limit: int, ratio: float) -> int:
+    """``floor(float32(limit) * float32(ratio))`` as the upstream computes it."""
+    return int(float32(float32(limit) * float32(ratio)))
+
+
+def cache_key(
+    prefix: str,
+    domain: str,
+    descriptor: ratelimit_pb2.RateLimitDescriptor,
+    limit: MatchedLimit,
+    now: int,
+) -> str:
+    """The counter's key, byte-identical to the upstream's:
+    ``prefix + domain_ + (key_value_ per entry) + window start``."""
+    divider = limit.unit.divider
+    parts = [prefix, domain, "_"]
+    patterns = limit.share_patterns
+    for index, entry in enumerate(descriptor.entries):
+        value = patterns.get(index, entry.value) if patterns else entry.value
+        parts += (entry.key, "_", value, "_")
+    parts.append(str(now // divider * divider))
+    return "".join(parts)
+
+
+class Limiter:
+    """Counts a request's hits in a :class:`CounterStore` and decides each descriptor."""
+
+    def __init__(
+        self,
+        store: CounterStore,
+        *,
+        cache_key_prefix: str = "",
+        near_limit_ratio: float = 0.8,
+        expiration_jitter_max_seconds: int = 300,
+        stop_increment_when_over_limit: bool = False,
+        local_cache: LocalCache | None = None,
+        clock: Callable[[], float] = time.time,
+        jitter: Callable[[int], int] = random.randrange,
+    ) -> None:
+        self.store = store
+        self._prefix = cache_key_prefix
+        self._ratio = near_limit_ratio
+        self._jitter_max = expiration_jitter_max_seconds
+        self._stop_when_over = stop_increment_when_over_limit
+        self._local_cache = local_cache
+        self._clock = clock
+        self._jitter = jitter
+        self._near: dict[int, int] = {}
+
+    def now(self) -> int:
+        return int(self._clock())
+
+    async def do_limit(
+        self,
+        domain: str,
+        descriptors: Sequence[ratelimit_pb2.RateLimitDescriptor],
+        limits: Sequence[MatchedLimit | None],
+        hits: Sequence[int],
+    ) -> list[rls_pb2.RateLimitResponse.DescriptorStatus]:
+        """One status per descriptor; ``None`` limits (no rule, replaced, unlimited) are OK
+        without touching the store."""
+        now = self.now()
+        count = len(limits)
+        keys: list[str] = [""] * count
+        for i, limit in enumerate(limits):
+            if limit is not None:
+                limit.stats.total_hits.add(hits[i])
+                keys[i] = cache_key(self._prefix, domain, descriptors[i], limit, now)
+
+        local_over = [False] * count
+        any_local_over = False
+        cache = self._local_cache
+        if cache is not None:
+            for i, key in enumerate(keys):
+                if key and cache.contains(key):
+                    local_over[i] = any_local_over = True
+
+        amounts = list(hits)
+        if self._stop_when_over:
+            amounts = await self._stop_amounts(keys, limits, hits, local_over, any_local_over)
+
+        increments: list[Increment] = []
+        for i, key in enumerate(keys):
+            if key and not local_over[i]:
+                limit = limits[i]
+                assert limit is not None
+                expire = limit.unit.divider
+                if self._jitter_max > 0:
+                    expire += self._jitter(self._jitter_max)
+                increments.append(Increment(key, amounts[i], expire, limit.unit is Unit.SECOND))
+        results = await self.store.increment(increments) if increments else []
+
+        statuses: list[rls_pb2.RateLimitResponse.DescriptorStatus] = []
+        position = 0
+        for i, key in enumerate(keys):
+            limit = limits[i]
+            if not key or limit is None:
+                statuses.append(DescriptorStatus(code=OK))
+            elif local_over[i]:
+                statuses.append(self._local_over_status(limit, hits[i], now))
+            else:
+                statuses.append(self._status(limit, key, results[position], hits[i], now))
+                position += 1
+        return statuses
+
+    async def _stop_amounts(
+        self,
+        keys: list[str],
+        limits: Sequence[MatchedLimit | None],
+        hits: Sequence[int],
+        local_over: list[bool],
+        any_local_over: bool,
+    ) -> list[int]:
+        """STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: when one key would go over, only the keys
+        that would go over are incremented; when one is over in the local cache, none."""
+        if any_local_over:
+            return [0] * len(keys)
+        present = [(i, key) for i, key in enumerate(keys) if key]
+        if not present:
+            return list(hits)
+        values = await self.store.get(
+            [(key, limits[i].unit is Unit.SECOND) for i, key in present]  # type: ignore[union-attr]
+        )
+        would_exceed = [False] * len(keys)
+        for (i, _), value in zip(present, values, strict=True):
+            limit = limits[i]
+            assert limit is not None
+            would_exceed[i] = value + hits[i] > limit.requests_per_unit
+        if not any(would_exceed):
+            return list(hits)
+        return [h if over else 0 for h, over in zip(hits, would_exceed, strict=True)]
+
+    def _near_threshold(self, limit: int) -> int:
+        found = self._near.get(limit)
+        if found is None:
+            found = self._near[limit] = near_limit_threshold(limit, self._ratio)
+        return found
+
+    def _current(
+        self, limit: MatchedLimit, now: int
+    ) -> tuple[rls_pb2.RateLimitResponse.RateLimit, duration_pb2.Duration]:
+        divider = limit.unit.divider
+        return (
+            RateLimit(
+                requests_per_unit=limit.requests_per_unit,
+                unit=int(limit.unit),  # type: ignore[arg-type]
+                name=limit.name,
+            ),
+            duration_pb2.Duration(seconds=divider - now % divider),
+        )
+
+    def _local_over_status(
+        self, limit: MatchedLimit, hits: int, now: int
+    ) -> rls_pb2.RateLimitResponse.DescriptorStatus:
+        stats = limit.stats
+        stats.over_limit.add(hits)
+        stats.over_limit_with_local_cache.add(hits)
+        code = OVER_LIMIT
+        if limit.shadow_mode:
+            code = OK
+            stats.shadow_mode.add(hits)
+        current, reset = self._current(limit, now)
+        return DescriptorStatus(code=code, current_limit=current, duration_until_reset=reset)
+
+    def _status(
+        self, limit: MatchedLimit, key: str, after: int, hits: int, now: int
+    ) -> rls_pb2.RateLimitResponse.DescriptorStatus:
+        stats = limit.stats
+        ceiling = limit.requests_per_unit
+        near = self._near_threshold(ceiling)
+        before = (after - hits) % _UINT64
+        remaining = 0
+        if after > ceiling:
+            code = OVER_LIMIT
+            if before >= ceiling:
+                stats.over_limit.add(hits)
+            else:
+                stats.over_limit.add(after - ceiling)
+                stats.near_limit.add(ceiling - max(near, before))
+            if self._local_cache is not None:
+                self._local_cache.add(key, limit.unit.divider)
+        else:
+            code = OK
+            remaining = ceiling - after
+            stats.within_limit.add(hits)
+            if after > near:
+                stats.near_limit.add(hits if before >= near else after - near)
+        if code == OVER_LIMIT and limit.shadow_mode:
+            code = OK
+            stats.shadow_mode.add(hits if before >= ceiling else after - ceiling)
+        current, reset = self._current(limit, now)
+        return DescriptorStatus(
+            code=code,
+            current_limit=current,
+            limit_remaining=remaining,
+            duration_until_reset=reset,
+        )

@@ -1,0 +1,145 @@
+"""Which rule applies to a request descriptor, and under which statistics key.
+
+A descriptor's entries are matched level by level: entry *i* against the rules nested *i*
+deep. At each level an exact ``key_value`` rule wins, then the level's wildcard rules in
+configuration order, then the bare ``key`` rule. Only a rule reached by the *last* entry
+applies, and only if it has a ``rate_limit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
+from handlers.ratelimit.config.model import DescriptorNode, RuleSet, Unit
+from handlers.ratelimit.stats import RateLimitStats, ServiceStats
+
+Descriptor = ratelimit_pb2.RateLimitDescriptor
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedLimit:
+    """The limit that applies to one request descriptor."""
+
+    requests_per_unit: int
+    unit: Unit
+    stats: RateLimitStats
+    name: str = ""
+    unlimited: bool = False
+    shadow_mode: bool = False
+    quota_mode: bool = False
+    replaces: tuple[str, ...] = ()
+    share_patterns: Mapping[int, str] | None = None
+    """Entry index -> the wildcard value counted in its place (``share_threshold`` rules)."""
+    metadata: Mapping[str, Any] | None = None
+
+    @property
+    def full_key(self) -> str:
+        return self.stats.key
+
+
+def wildcard_match(pattern: str, value: str) -> bool:
+    """Whether ``value`` matches ``pattern``, each ``*`` standing for any characters."""
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return pattern == value
+    first, last = parts[0], parts[-1]
+    if len(value) < sum(len(p) for p in parts):
+        return False
+    if not value.startswith(first) or not value.endswith(last):
+        return False
+    position, end = len(first), len(value) - len(last)
+    for middle in parts[1:-1]:
+        found = value.find(middle, position, end)
+        if found < 0:
+            return False
+        position = found + len(middle)
+    return True
+
+
+def find_limit(
+    rules: RuleSet, domain: str, descriptor: Descriptor, stats: ServiceStats
+) -> MatchedLimit | None:
+    """The limit for ``descriptor`` in ``domain``, or None (no rule, whitelisted, depth
+    mismatch). An unknown domain counts ``domain_not_found``; a per-request override applies
+    only to a known domain."""
+    domain_rules = rules.domains.get(domain)
+    if domain_rules is None:
+        stats.domain_not_found(domain).add()
+        return None
+    entries = descriptor.entries
+    if descriptor.HasField("limit"):
+        override = descriptor.limit
+        path = ".".join(f"{e.key}_{e.value}" if e.value else e.key for e in entries)
+        return MatchedLimit(
+            requests_per_unit=override.requests_per_unit,
+            unit=Unit(override.unit),
+            stats=stats.rate_limit(f"{domain}.{path}"),
+        )
+
+    level: DescriptorNode = domain_rules.root
+    last = len(entries) - 1
+    found: DescriptorNode | None = None
+    share_patterns: dict[int, str] | None = None
+    detailed: list[str] = [domain]
+    by_value: list[str] = [domain]
+    uses_value_metric = False
+    for index, entry in enumerate(entries):
+        key, value = entry.key, entry.value
+        composite = f"{key}_{value}"
+        node = level.children.get(composite)
+        via_wildcard = False
+        if node is None and level.wildcards:
+            for pattern in level.wildcards:
+                if wildcard_match(pattern, composite):
+                    node = level.children[pattern]
+                    via_wildcard = True
+                    break
+        by_default_key = False
+        if node is None:
+            node = level.children.get(key)
+            by_default_key = True
+        if node is None:
+            break
+
+        shared = via_wildcard and node.share_threshold
+        if shared:
+            if share_patterns is None:
+                share_patterns = {}
+            share_patterns[index] = node.value
+        detailed.append(node.composite_key if shared else composite)
+        if node.value_to_metric and (by_default_key or (via_wildcard and not shared)):
+            uses_value_metric = True
+            by_value.append(composite if value else key)
+        else:
+            by_value.append(node.composite_key)
+
+        if index == last and node.limit is not None:
+            found = node
+        if not node.children:
+            break
+        level = node
+
+    if found is None or found.limit is None:
+        return None
+    if found.detailed_metric:
+        stats_key = ".".join(detailed)
+    elif uses_value_metric:
+        stats_key = ".".join(by_value)
+    else:
+        stats_key = found.full_key
+    limit = found.limit
+    return MatchedLimit(
+        requests_per_unit=limit.requests_per_unit,
+        unit=limit.unit,
+        stats=stats.rate_limit(stats_key),
+        name=limit.name,
+        unlimited=limit.unlimited,
+        shadow_mode=found.shadow_mode,
+        quota_mode=found.quota_mode,
+        replaces=limit.replaces,
+        share_patterns=share_patterns,
+        metadata=found.metadata,
+    )

@@ -1,0 +1,228 @@
+"""proto3 JSON for ``/json``, as Go's ``protojson`` reads and writes these messages.
+
+Written for the four request messages and the response, because ``json_format`` walks
+descriptors in Python and costs several times the decision itself. The rules are the
+protojson ones: lowerCamel or proto field names (not both), ``null`` means absent, unknown
+fields are errors, integers may be JSON numbers with an integral value or decimal strings,
+enums are names or numbers, output omits zero values and prints enums by name.
+``tests/ratelimit/test_proto_json.py`` checks it against ``json_format`` case by case.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf import json_format
+
+from generated.proto.envoy.config.core.v3 import base_pb2
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+
+_UINT32 = (1 << 32) - 1
+_UINT64 = (1 << 64) - 1
+_OVERRIDE_UNITS = {
+    "UNKNOWN": 0,
+    "SECOND": 1,
+    "MINUTE": 2,
+    "HOUR": 3,
+    "DAY": 4,
+    "MONTH": 5,
+    "YEAR": 6,
+}
+_CODES = {0: "UNKNOWN", 1: "OK", 2: "OVER_LIMIT"}
+_UNITS = {
+    0: "UNKNOWN",
+    1: "SECOND",
+    2: "MINUTE",
+    3: "HOUR",
+    4: "DAY",
+    5: "MONTH",
+    6: "YEAR",
+    7: "WEEK",
+}
+
+
+class ProtoJsonError(ValueError):
+    """The body is not a valid proto3 JSON ``RateLimitRequest``."""
+
+
+def _fields(value: object, names: dict[str, str], where: str) -> dict[str, Any]:
+    """The object's fields by proto name (``null`` ones dropped); errors on unknown fields
+    and on a field given under both of its names."""
+    if not isinstance(value, dict):
+        raise ProtoJsonError(f"{where}: expected an object")
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = names.get(key)
+        if name is None:
+            raise ProtoJsonError(f"{where}: unknown field {key!r}")
+        if name in fields:
+            raise ProtoJsonError(f"{where}: duplicate field {key!r}")
+        fields[name] = item
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _string(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ProtoJsonError(f"{where}: expected a string")
+    return value
+
+
+def _integer(value: object, maximum: int, where: str) -> int:
+    if isinstance(value, bool):
+        raise ProtoJsonError(f"{where}: expected an integer")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.isascii() and value.strip() == value and value:
+        try:
+            parsed = float(value) if any(c in value for c in ".eE") else int(value, 10)
+        except ValueError:
+            raise ProtoJsonError(f"{where}: expected an integer") from None
+        if isinstance(parsed, float) and not parsed.is_integer():
+            raise ProtoJsonError(f"{where}: expected an integer")
+        number = int(parsed)
+    else:
+        raise ProtoJsonError(f"{where}: expected an integer")
+    if not 0 <= number <= maximum:
+        raise ProtoJsonError(f"{where}: out of range")
+    return number
+
+
+def _list(value: object, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ProtoJsonError(f"{where}: expected an array")
+    return value
+
+
+_REQUEST = {
+    "domain": "domain",
+    "descriptors": "descriptors",
+    "hitsAddend": "hits_addend",
+    "hits_addend": "hits_addend",
+}
+_DESCRIPTOR = {
+    "entries": "entries",
+    "limit": "limit",
+    "hitsAddend": "hits_addend",
+    "hits_addend": "hits_addend",
+}
+_ENTRY = {"key": "key", "value": "value"}
+_OVERRIDE = {
+    "requestsPerUnit": "requests_per_unit",
+    "requests_per_unit": "requests_per_unit",
+    "unit": "unit",
+}
+
+
+def parse_request(body: bytes) -> rls_pb2.RateLimitRequest:
+    """The ``RateLimitRequest`` in ``body``; raises :class:`ProtoJsonError` (or another
+    ``ValueError`` for bytes that are not JSON)."""
+    document = json.loads(body)
+    fields = _fields(document, _REQUEST, "RateLimitRequest")
+    request = rls_pb2.RateLimitRequest(
+        domain=_string(fields.get("domain", ""), "domain"),
+        hits_addend=_integer(fields.get("hits_addend", 0), _UINT32, "hitsAddend"),
+    )
+    add = request.descriptors.add
+    for raw in _list(fields.get("descriptors", []), "descriptors"):
+        if raw is None:
+            raise ProtoJsonError("descriptors: null element")
+        item = _fields(raw, _DESCRIPTOR, "RateLimitDescriptor")
+        descriptor = add()
+        add_entry = descriptor.entries.add
+        for raw_entry in _list(item.get("entries", []), "entries"):
+            if raw_entry is None:
+                raise ProtoJsonError("entries: null element")
+            entry = _fields(raw_entry, _ENTRY, "Entry")
+            add_entry(
+                key=_string(entry.get("key", ""), "key"),
+                value=_string(entry.get("value", ""), "value"),
+            )
+        if "limit" in item:
+            override = _fields(item["limit"], _OVERRIDE, "RateLimitOverride")
+            limit = descriptor.limit
+            limit.SetInParent()
+            limit.requests_per_unit = _integer(
+                override.get("requests_per_unit", 0), _UINT32, "requestsPerUnit"
+            )
+            unit = override.get("unit", 0)
+            if isinstance(unit, str):
+                if unit not in _OVERRIDE_UNITS:
+                    raise ProtoJsonError(f"unit: unknown value {unit!r}")
+                unit = _OVERRIDE_UNITS[unit]
+            elif (
+                isinstance(unit, bool) or not isinstance(unit, int) or not -(2**31) <= unit < 2**31
+            ):
+                raise ProtoJsonError("unit: expected an enum name or number")
+            limit.unit = unit  # type: ignore[assignment]
+        if "hits_addend" in item:
+            descriptor.hits_addend.value = _integer(item["hits_addend"], _UINT64, "hitsAddend")
+    return request
+
+
+def response_json(response: rls_pb2.RateLimitResponse) -> bytes:
+    """Compact proto3 JSON of a decision: lowerCamel names, enum names, zero values omitted."""
+    document: dict[str, Any] = {}
+    if response.overall_code:
+        document["overallCode"] = _CODES.get(response.overall_code, response.overall_code)
+    if response.statuses:
+        document["statuses"] = [_status(status) for status in response.statuses]
+    if response.response_headers_to_add:
+        document["responseHeadersToAdd"] = [
+            _header(header) for header in response.response_headers_to_add
+        ]
+    if response.request_headers_to_add:
+        document["requestHeadersToAdd"] = [
+            _header(header) for header in response.request_headers_to_add
+        ]
+    if response.raw_body or response.HasField("dynamic_metadata") or response.HasField("quota"):
+        rest = json_format.MessageToDict(
+            rls_pb2.RateLimitResponse(
+                raw_body=response.raw_body,
+                dynamic_metadata=response.dynamic_metadata
+                if response.HasField("dynamic_metadata")
+                else None,
+                quota=response.quota if response.HasField("quota") else None,
+            )
+        )
+        document.update(rest)
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> dict[str, Any]:
+    item: dict[str, Any] = {}
+    if status.code:
+        item["code"] = _CODES.get(status.code, status.code)
+    if status.HasField("current_limit"):
+        limit = status.current_limit
+        current: dict[str, Any] = {}
+        if limit.name:
+            current["name"] = limit.name
+        if limit.requests_per_unit:
+            current["requestsPerUnit"] = limit.requests_per_unit
+        if limit.unit:
+            current["unit"] = _UNITS.get(limit.unit, limit.unit)
+        item["currentLimit"] = current
+    if status.limit_remaining:
+        item["limitRemaining"] = status.limit_remaining
+    if status.HasField("duration_until_reset"):
+        reset = status.duration_until_reset
+        item["durationUntilReset"] = (
+            f"{reset.seconds}s" if not reset.nanos else json_format.MessageToDict(reset)
+        )
+    if status.HasField("quota"):
+        item["quota"] = json_format.MessageToDict(status.quota)
+    return item
+
+
+def _header(header: base_pb2.HeaderValue) -> dict[str, Any]:
+    item: dict[str, Any] = {}
+    if header.key:
+        item["key"] = header.key
+    if header.value:
+        item["value"] = header.value
+    if header.raw_value:
+        item.update(json_format.MessageToDict(base_pb2.HeaderValue(raw_value=header.raw_value)))
+    return item

@@ -1,0 +1,233 @@
+"""One rate limit decision: validate the request, find each descriptor's limit, count, and
+assemble the response (replaces, unlimited, quota and shadow modes, headers, metadata)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from google.protobuf import struct_pb2, text_format
+
+from generated.proto.envoy.config.core.v3 import base_pb2
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from handlers.ratelimit.backends.base import BackendError
+from handlers.ratelimit.config.model import MAX_UINT32, RuleSet, Unit
+from handlers.ratelimit.limiter import OK, OVER_LIMIT, DescriptorStatus, Limiter
+from handlers.ratelimit.matching import MatchedLimit, find_limit
+from handlers.ratelimit.settings import Modes
+from handlers.ratelimit.stats import ServiceStats
+
+log = logging.getLogger("ratelimit.service")
+
+RateLimitRequest = rls_pb2.RateLimitRequest
+RateLimitResponse = rls_pb2.RateLimitResponse
+
+
+MAX_DOMAIN_LENGTH = 1024
+MAX_DESCRIPTORS = 1024
+MAX_ENTRIES = 64
+MAX_KEY_LENGTH = 1024
+MAX_VALUE_LENGTH = 16384
+
+
+_OVERRIDE_UNITS = frozenset(range(1, 7))  # envoy.type.v3.RateLimitUnit SECOND..YEAR
+
+
+class ServiceError(Exception):
+    """The request cannot be decided (empty domain, no descriptors, no configuration, a bad
+    override). The message is the upstream's; gRPC answers UNKNOWN with it."""
+
+
+class RateLimitService:
+    """Decides requests against the current rules; rules and modes are swapped atomically
+    by :meth:`set_rules` when a configuration loads."""
+
+    def __init__(self, limiter: Limiter, stats: ServiceStats, modes: Modes | None = None) -> None:
+        self.limiter = limiter
+        self.stats = stats
+        self.modes = modes if modes is not None else Modes()
+        self.rules: RuleSet | None = None
+        self._headers_enabled = self.modes.response_headers_enabled
+
+    def set_rules(self, rules: RuleSet, modes: Modes | None = None) -> None:
+        """Serve ``rules`` from now on (with ``modes`` re-read at load, as upstream)."""
+        if modes is not None:
+            self.modes = modes
+            # as upstream: once enabled at a load, headers stay on
+            self._headers_enabled = self._headers_enabled or modes.response_headers_enabled
+        self.rules = rules
+
+    async def should_rate_limit(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
+        """The decision for ``request``; raises :class:`ServiceError` or
+        :class:`~handlers.ratelimit.backends.BackendError` (each counted)."""
+        try:
+            return await self._decide(request)
+        except ServiceError:
+            self.stats.service_error.add()
+            raise
+        except BackendError:
+            self.stats.redis_error.add()
+            raise
+
+    async def _decide(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
+        domain = request.domain
+        if not domain:
+            raise ServiceError("rate limit domain must not be empty")
+        descriptors = request.descriptors
+        if not descriptors:
+            raise ServiceError("rate limit descriptor list must not be empty")
+        rules = self.rules
+        if rules is None:
+            raise ServiceError("no rate limit configuration loaded")
+        _check_bounds(request)
+        modes = self.modes
+        stats = self.stats
+
+        matched: list[MatchedLimit | None] = []
+        for descriptor in descriptors:
+            if descriptor.HasField("limit") and descriptor.limit.unit not in _OVERRIDE_UNITS:
+                raise ServiceError("rate limit override must name a unit from SECOND to YEAR")
+            matched.append(find_limit(rules, domain, descriptor, stats))
+
+        to_check, unlimited = _limits_to_check(matched)
+        default_hits = max(1, request.hits_addend)
+        hits = [
+            d.hits_addend.value if d.HasField("hits_addend") else default_hits for d in descriptors
+        ]
+        statuses = await self.limiter.do_limit(domain, descriptors, to_check, hits)
+
+        over = False
+        quota_count = quota_over = 0
+        for i, status in enumerate(statuses):
+            if unlimited[i]:
+                statuses[i] = DescriptorStatus(code=OK, limit_remaining=MAX_UINT32)
+                continue
+            limit = to_check[i]
+            if modes.quota_mode or (limit is not None and limit.quota_mode):
+                quota_count += 1
+                quota_over += status.code == OVER_LIMIT
+            elif status.code == OVER_LIMIT:
+                over = True
+        if quota_count and quota_over == quota_count:
+            over = True
+
+        response = RateLimitResponse(overall_code=OVER_LIMIT if over else OK)
+        response.statuses.extend(statuses)
+        if self._headers_enabled:
+            self._add_headers(response, to_check, modes)
+        if over and modes.shadow_mode:
+            response.overall_code = OK
+            stats.global_shadow_mode.add()
+        if modes.response_dynamic_metadata:
+            _add_dynamic_metadata(response, request, to_check)
+        return response
+
+    def _add_headers(
+        self, response: RateLimitResponse, limits: list[MatchedLimit | None], modes: Modes
+    ) -> None:
+        picked: rls_pb2.RateLimitResponse.DescriptorStatus | None = None
+        for status in response.statuses:
+            if status.HasField("current_limit") and (
+                picked is None or status.limit_remaining < picked.limit_remaining
+            ):
+                picked = status
+        for i, status in enumerate(response.statuses):
+            limit = limits[i]
+            quota = modes.quota_mode or (limit is not None and limit.quota_mode)
+            if status.code == OVER_LIMIT and not quota:
+                picked = status
+        if picked is None:
+            return
+        reset = picked.duration_until_reset.seconds
+        if not picked.HasField("duration_until_reset"):
+            divider = Unit(picked.current_limit.unit).divider
+            reset = divider - self.limiter.now() % divider
+        response.response_headers_to_add.extend(
+            (
+                base_pb2.HeaderValue(
+                    key=modes.limit_header, value=str(picked.current_limit.requests_per_unit)
+                ),
+                base_pb2.HeaderValue(
+                    key=modes.remaining_header,
+                    value="0" if picked.code == OVER_LIMIT else str(picked.limit_remaining),
+                ),
+                base_pb2.HeaderValue(key=modes.reset_header, value=str(reset)),
+            )
+        )
+
+
+def _check_bounds(request: rls_pb2.RateLimitRequest) -> None:
+    """Bounds far above real traffic (the upstream has none), so no request is unbounded."""
+    if len(request.domain) > MAX_DOMAIN_LENGTH:
+        raise ServiceError(f"rate limit domain must not be longer than {MAX_DOMAIN_LENGTH}")
+    if len(request.descriptors) > MAX_DESCRIPTORS:
+        raise ServiceError(f"rate limit descriptor list must not exceed {MAX_DESCRIPTORS}")
+    for descriptor in request.descriptors:
+        if descriptor.hits_addend.value > MAX_UINT32:
+            raise ServiceError(f"rate limit hits_addend must not exceed {MAX_UINT32}")
+        if len(descriptor.entries) > MAX_ENTRIES:
+            raise ServiceError(f"rate limit descriptor must not exceed {MAX_ENTRIES} entries")
+        for entry in descriptor.entries:
+            if len(entry.key) > MAX_KEY_LENGTH or len(entry.value) > MAX_VALUE_LENGTH:
+                raise ServiceError(
+                    f"rate limit descriptor entries must have keys of at most "
+                    f"{MAX_KEY_LENGTH} and values of at most {MAX_VALUE_LENGTH} characters"
+                )
+
+
+def _limits_to_check(
+    matched: list[MatchedLimit | None],
+) -> tuple[list[MatchedLimit | None], list[bool]]:
+    """Drop the limits another matched limit ``replaces``, and the unlimited ones (which are
+    answered without the cache)."""
+    replaced = {name for limit in matched if limit is not None for name in limit.replaces}
+    to_check: list[MatchedLimit | None] = []
+    unlimited: list[bool] = []
+    for limit in matched:
+        if limit is None or (limit.name and limit.name in replaced):
+            to_check.append(None)
+            unlimited.append(False)
+        elif limit.unlimited:
+            to_check.append(None)
+            unlimited.append(True)
+        else:
+            to_check.append(limit)
+            unlimited.append(False)
+    return to_check, unlimited
+
+
+def _add_dynamic_metadata(
+    response: RateLimitResponse,
+    request: rls_pb2.RateLimitRequest,
+    checked: list[MatchedLimit | None],
+) -> None:
+    descriptors: list[dict[str, Any]] = []
+    for descriptor in request.descriptors:
+        item: dict[str, Any] = {"entries": [f"{e.key}={e.value}" for e in descriptor.entries]}
+        if descriptor.HasField("limit"):
+            item["limit"] = text_format.MessageToString(descriptor.limit, as_one_line=True)
+        if descriptor.HasField("hits_addend"):
+            item["hitsAddend"] = descriptor.hits_addend.value
+        descriptors.append(item)
+    document: dict[str, Any] = {"domain": request.domain, "descriptors": descriptors}
+    if request.hits_addend:
+        document["hitsAddend"] = request.hits_addend
+    merged: dict[str, Any] = {}
+    for i, status in enumerate(response.statuses):
+        limit = checked[i]  # None for unlimited, replaced and unmatched descriptors
+        if limit is not None and limit.metadata and status.code != OVER_LIMIT:
+            _merge_first_wins(merged, limit.metadata)
+    if merged:
+        document["metadata"] = merged
+    metadata = struct_pb2.Struct()
+    metadata.update(document)
+    response.dynamic_metadata.CopyFrom(metadata)
+
+
+def _merge_first_wins(target: MutableMapping[str, Any], source: Mapping[str, Any]) -> None:
+    for key, value in source.items():
+        if key not in target:
+            target[key] = dict(value) if isinstance(value, Mapping) else value
+        elif isinstance(target[key], MutableMapping) and isinstance(value, Mapping):
+            _merge_first_wins(target[key], value)

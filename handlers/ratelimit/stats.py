@@ -1,0 +1,164 @@
+"""Statistics kept in memory: counters, gauges and timers by name, and the per-rule set.
+
+Names follow the upstream (gostats) paths, e.g.
+``ratelimit.service.rate_limit.<domain>.<key>.total_hits``; rule keys and domains are
+sanitized as upstream (``:`` and ``|`` become ``_``, the dots of IPv4 addresses too). Sinks
+(push, tagged push, pull, standard output) read :meth:`StatsStore.snapshot`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+_SEPARATORS = str.maketrans({":": "_", "|": "_"})
+
+
+def sanitize(name: str) -> str:
+    """A rule key or domain as it may appear in a stat name."""
+    return _IPV4.sub(lambda m: m.group(0).replace(".", "_"), name.translate(_SEPARATORS))
+
+
+class Counter:
+    """A monotonically increasing count."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.value = 0
+
+    def add(self, amount: int = 1) -> None:
+        self.value += amount
+
+
+class Gauge:
+    """A value that goes up and down."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.value = 0
+
+    def set(self, value: int) -> None:
+        self.value = value
+
+
+class Timer:
+    """Durations in milliseconds: how many were recorded and their sum."""
+
+    __slots__ = ("count", "name", "total_ms")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+        self.total_ms = 0.0
+
+    def record(self, milliseconds: float) -> None:
+        self.count += 1
+        self.total_ms += milliseconds
+
+
+class StatsStore:
+    """Every stat of the process by name; creating one that exists returns it."""
+
+    def __init__(self) -> None:
+        self._counters: dict[str, Counter] = {}
+        self._gauges: dict[str, Gauge] = {}
+        self._timers: dict[str, Timer] = {}
+        self._lock = threading.Lock()
+
+    def counter(self, name: str) -> Counter:
+        found = self._counters.get(name)
+        if found is None:
+            with self._lock:
+                found = self._counters.setdefault(name, Counter(name))
+        return found
+
+    def gauge(self, name: str) -> Gauge:
+        found = self._gauges.get(name)
+        if found is None:
+            with self._lock:
+                found = self._gauges.setdefault(name, Gauge(name))
+        return found
+
+    def timer(self, name: str) -> Timer:
+        found = self._timers.get(name)
+        if found is None:
+            with self._lock:
+                found = self._timers.setdefault(name, Timer(name))
+        return found
+
+    def counters(self) -> dict[str, int]:
+        return {name: c.value for name, c in list(self._counters.items())}
+
+    def gauges(self) -> dict[str, int]:
+        return {name: g.value for name, g in list(self._gauges.items())}
+
+    def timers(self) -> dict[str, Timer]:
+        return dict(self._timers)
+
+    def value(self, name: str) -> int:
+        """A counter's or gauge's current value (0 if never created): for tests and /stats."""
+        if name in self._counters:
+            return self._counters[name].value
+        if name in self._gauges:
+            return self._gauges[name].value
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitStats:
+    """The counters of one rule (or one detailed/override stats key)."""
+
+    key: str
+    total_hits: Counter
+    over_limit: Counter
+    near_limit: Counter
+    over_limit_with_local_cache: Counter
+    within_limit: Counter
+    shadow_mode: Counter
+
+
+class ServiceStats:
+    """The service's named stats over a store; per-rule stats are shared by key across
+    configuration reloads."""
+
+    def __init__(self, store: StatsStore | None = None) -> None:
+        self.store = store if store is not None else StatsStore()
+        s = self.store
+        self.config_load_success = s.counter("ratelimit.service.config_load_success")
+        self.config_load_error = s.counter("ratelimit.service.config_load_error")
+        self.global_shadow_mode = s.counter("ratelimit.service.global_shadow_mode")
+        self.redis_error = s.counter("ratelimit.service.call.should_rate_limit.redis_error")
+        self.service_error = s.counter("ratelimit.service.call.should_rate_limit.service_error")
+        self._rules: dict[str, RateLimitStats] = {}
+        self._domains: dict[str, Counter] = {}
+
+    def rate_limit(self, key: str) -> RateLimitStats:
+        """The counters of stats key ``key`` (``domain.path``), created on first use."""
+        found = self._rules.get(key)
+        if found is not None:
+            return found
+        prefix = "ratelimit.service.rate_limit." + sanitize(key) + "."
+        s = self.store
+        found = RateLimitStats(
+            key=key,
+            total_hits=s.counter(prefix + "total_hits"),
+            over_limit=s.counter(prefix + "over_limit"),
+            near_limit=s.counter(prefix + "near_limit"),
+            over_limit_with_local_cache=s.counter(prefix + "over_limit_with_local_cache"),
+            within_limit=s.counter(prefix + "within_limit"),
+            shadow_mode=s.counter(prefix + "shadow_mode"),
+        )
+        return self._rules.setdefault(key, found)
+
+    def domain_not_found(self, domain: str) -> Counter:
+        found = self._domains.get(domain)
+        if found is None:
+            name = "ratelimit.service.rate_limit." + sanitize(domain) + ".domain_not_found"
+            found = self._domains.setdefault(domain, self.store.counter(name))
+        return found

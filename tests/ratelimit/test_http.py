@@ -1,0 +1,111 @@
+"""The HTTP port: ``/json`` answers as the upstream's (reference §2.19), ``/healthcheck``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from handlers.ratelimit import health as components
+from handlers.ratelimit.health import Health
+from handlers.ratelimit.http import create_http_app
+from tests.ratelimit.conftest import Harness, harness
+
+RULES = """
+domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: minute, requests_per_unit: 1}
+"""
+
+
+@pytest.fixture
+def h() -> Harness:
+    return harness(RULES)
+
+
+@pytest.fixture
+def health() -> Health:
+    return Health()
+
+
+@pytest.fixture
+async def client(h: Harness, health: Health) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=create_http_app(h.service, health))
+    async with httpx.AsyncClient(transport=transport, base_url="http://rl") as c:
+        yield c
+
+
+BODY = {"domain": "edge", "descriptors": [{"entries": [{"key": "remote_address", "value": "a"}]}]}
+
+
+async def test_ok_then_over_limit(client: httpx.AsyncClient) -> None:
+    first = await client.post("/json", json=BODY)
+    assert first.status_code == 200
+    assert first.headers["content-type"] == "application/json"
+    assert first.content == (
+        b'{"overallCode":"OK","statuses":[{"code":"OK","currentLimit":'
+        b'{"requestsPerUnit":1,"unit":"MINUTE"},"durationUntilReset":"26s"}]}'
+    )
+    second = await client.post("/json", json=BODY)
+    assert second.status_code == 429
+    assert second.json()["overallCode"] == "OVER_LIMIT"
+
+
+async def test_unknown_domain_is_ok(client: httpx.AsyncClient) -> None:
+    response = await client.post("/json", json={**BODY, "domain": "other"})
+    assert response.status_code == 200
+    assert response.content == b'{"overallCode":"OK","statuses":[{"code":"OK"}]}'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"{not json",
+        b'{"domain": "edge", "unknown": 1}',
+        b'{"domain": "", "descriptors": [{"entries": []}]}',
+        b'{"domain": "edge"}',
+        b'{"domain": "edge", "descriptors": [{"entries": [{"key": 1}]}]}',
+        b'{"domain": "edge", "hitsAddend": -1, "descriptors": [{}]}',
+        b"\xff\xfe",
+    ],
+)
+async def test_bad_requests_are_plain_text_400(client: httpx.AsyncClient, body: bytes) -> None:
+    response = await client.post("/json", content=body)
+    assert response.status_code == 400
+    assert response.text == "Bad Request\n"
+    assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_proto_field_names_and_enum_numbers_are_accepted(
+    client: httpx.AsyncClient, h: Harness
+) -> None:
+    body = (
+        b'{"domain": "edge", "hits_addend": 0, "descriptors": [{"entries": '
+        b'[{"key": "x", "value": "y"}], "limit": {"requests_per_unit": 3, "unit": 1}}]}'
+    )
+    response = await client.post("/json", content=body)
+    assert response.status_code == 200
+    assert response.json()["statuses"][0] == {
+        "code": "OK",
+        "currentLimit": {"requestsPerUnit": 3, "unit": "SECOND"},
+        "limitRemaining": 2,
+        "durationUntilReset": "1s",
+    }
+
+
+async def test_any_method_and_any_content_type(client: httpx.AsyncClient) -> None:
+    response = await client.put("/json", json=BODY, headers={"content-type": "text/plain"})
+    assert response.status_code == 200
+    assert (await client.post("/healthcheck")).text == "OK"
+
+
+async def test_healthcheck(client: httpx.AsyncClient, health: Health) -> None:
+    ok = await client.get("/healthcheck")
+    assert (ok.status_code, ok.text) == (200, "OK")
+    health.set(components.SIGTERM, False)
+    down = await client.get("/healthcheck")
+    assert (down.status_code, down.content) == (500, b"")

@@ -1,0 +1,121 @@
+"""The hand-written proto3 JSON codec of /json agrees with protobuf's ``json_format``: the
+same message for every body both accept, a rejection wherever ``json_format`` rejects, and
+the same output for every response shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+
+from generated.proto.envoy.config.core.v3 import base_pb2
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from handlers.ratelimit.proto_json import parse_request, response_json
+
+ACCEPTED = [
+    {"domain": "d", "descriptors": [{"entries": [{"key": "k", "value": "v"}]}]},
+    {"domain": "d", "hits_addend": 3, "descriptors": [{"entries": [{"key": "k"}]}]},
+    {"domain": "d", "hitsAddend": "7", "descriptors": [{"hitsAddend": "0"}]},
+    {"domain": "d", "descriptors": [{"hits_addend": 18446744073709551615}]},
+    {"domain": "d", "descriptors": [{"limit": {"requests_per_unit": 3, "unit": "HOUR"}}]},
+    {"domain": "d", "descriptors": [{"limit": {"requestsPerUnit": 3, "unit": 5}}]},
+    {"domain": "d", "descriptors": [{"limit": {"unit": 42}}]},
+    {"domain": "d", "descriptors": [{"limit": {}}]},
+    {"domain": "d", "descriptors": [{"limit": None, "hitsAddend": None, "entries": None}]},
+    {"domain": None, "descriptors": None, "hitsAddend": None},
+    {"hitsAddend": 2.0},
+    {"hitsAddend": "1e2"},
+    {"hitsAddend": 4294967295},
+    {},
+    {"domain": "ünïcødé ✓", "descriptors": [{"entries": [{"key": "", "value": ""}]}]},
+]
+
+REJECTED = [
+    b"",
+    b"null",
+    b'"x"',
+    b"{bad",
+    b"\xff\xfe",
+    b'{"unknown": 1}',
+    b'{"domain": 1}',
+    b'{"domain": "d", "hitsAddend": -1}',
+    b'{"hitsAddend": 4294967296}',
+    b'{"hitsAddend": 1.5}',
+    b'{"hitsAddend": true}',
+    b'{"hitsAddend": "x"}',
+    b'{"hitsAddend": " 1"}',
+    b'{"descriptors": {}}',
+    b'{"descriptors": [1]}',
+    b'{"descriptors": [{"entries": [{"key": 1}]}]}',
+    b'{"descriptors": [{"entries": [{"key": "k", "other": "x"}]}]}',
+    b'{"descriptors": [{"entries": "k"}]}',
+    b'{"descriptors": [{"limit": {"unit": "WEEK"}}]}',
+    b'{"descriptors": [{"limit": {"unit": "minute"}}]}',
+    b'{"descriptors": [{"limit": {"requestsPerUnit": -1}}]}',
+    b'{"descriptors": [{"limit": 5}]}',
+    b'{"descriptors": [{"hitsAddend": -1}]}',
+    b'{"descriptors": [{"hitsAddend": 18446744073709551616}]}',
+]
+
+
+# json_format accepts these; Go's protojson (the upstream's parser, which /json follows)
+# rejects a top-level array, a field given under both names, and a boolean enum.
+GO_REJECTS = [
+    b"[]",
+    b'{"hitsAddend": 1, "hits_addend": 2}',
+    b'{"descriptors": [{"limit": {"unit": true}}]}',
+]
+
+
+@pytest.mark.parametrize("document", ACCEPTED, ids=[json.dumps(d)[:60] for d in ACCEPTED])
+def test_accepted_bodies_give_the_same_message(document: dict[str, object]) -> None:
+    body = json.dumps(document).encode()
+    expected = json_format.Parse(body, rls_pb2.RateLimitRequest())
+    assert parse_request(body) == expected
+
+
+@pytest.mark.parametrize("body", REJECTED, ids=[repr(b)[:60] for b in REJECTED])
+def test_rejected_bodies(body: bytes) -> None:
+    with pytest.raises((json_format.ParseError, ValueError, TypeError)):
+        json_format.Parse(body, rls_pb2.RateLimitRequest())
+    with pytest.raises(ValueError):
+        parse_request(body)
+
+
+@pytest.mark.parametrize("body", GO_REJECTS)
+def test_rejected_as_go_protojson_does(body: bytes) -> None:
+    with pytest.raises(ValueError):
+        parse_request(body)
+
+
+def _responses() -> list[rls_pb2.RateLimitResponse]:
+    r = rls_pb2.RateLimitResponse
+    full = r(overall_code=r.OVER_LIMIT)
+    full.statuses.add(
+        code=r.OVER_LIMIT,
+        current_limit=r.RateLimit(name="n", requests_per_unit=5, unit=r.RateLimit.WEEK),
+    ).duration_until_reset.seconds = 58
+    full.statuses.add(code=r.OK, limit_remaining=4294967295)
+    full.statuses.add()
+    full.statuses.add(code=r.OK, current_limit=r.RateLimit()).duration_until_reset.nanos = 5
+    full.response_headers_to_add.add(key="RateLimit-Limit", value="5")
+    full.response_headers_to_add.add(key="X", raw_value=b"\x00\x01")
+    full.request_headers_to_add.add(key="A", value="")
+    metadata = struct_pb2.Struct()
+    metadata.update({"domain": "d", "descriptors": [{"entries": ["k=v"]}], "hitsAddend": 2})
+    with_metadata = r(overall_code=r.OK, dynamic_metadata=metadata, raw_body=b"raw")
+    with_metadata.quota.requests = 3
+    with_metadata.statuses.add().quota.id = "q"
+    return [
+        r(),
+        r(overall_code=r.OK),
+        full,
+        with_metadata,
+        r(response_headers_to_add=[base_pb2.HeaderValue()]),
+    ]
+
+
+@pytest.mark.parametrize("response", _responses())
+def test_responses_match_json_format(response: rls_pb2.RateLimitResponse) -> None:
+    assert json.loads(response_json(response)) == json_format.MessageToDict(response)

@@ -1,0 +1,366 @@
+"""The Redis counter store: ``KVSTORE_TYPE`` single, sentinel or cluster, with an optional
+second instance that holds the per-second limits.
+
+Commands are the upstream's: for each increment ``INCRBY key amount`` then
+``EXPIRE key seconds``; :meth:`RedisStore.get` sends ``GET``. Single and sentinel send all
+of a call's commands for one instance as one pipeline (one write, one read). Cluster sends
+each key's commands as one pipeline to the master serving its slot (so INCRBY and EXPIRE of
+a key stay together), ``cluster_pipeline_parallelism`` keys at a time (1: one after the
+other, 0: up to the pool size, N: at most the pool size). With a per-second instance the
+two instances' pipelines run concurrently.
+
+Settings (:class:`~handlers.ratelimit.settings.KvStoreSettings`, one per instance):
+``socket_type`` and ``url`` (``host:port``, a unix socket path, or ``redis://`` URLs with
+credentials; sentinel ``master,host:port,...``; cluster ``host:port,...``), ``type``,
+``pool_size`` (connections per server), ``timeout`` (connect, and each round trip),
+``pool_on_empty_behavior`` / ``pool_on_empty_wait_duration``, ``tls`` with
+``tls_client_cert`` / ``tls_client_key`` / ``tls_cacert`` (TCP only) and
+``tls_skip_hostname_verification`` (the certificate chain is still verified), ``auth``,
+``sentinel_auth``, ``cluster_pipeline_parallelism`` and ``startup_max_elapsed_time``.
+``pipeline_window`` is accepted and has no effect: writes are never buffered across calls,
+each call's pipeline is flushed at once (what upstream does with a window of 0).
+
+Every failure (connection, timeout, empty pool under ERROR, error reply) raises
+:class:`BackendError` with the Redis error text. URLs are logged with credentials masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ReadOnlyError, RedisError, ResponseError
+
+from handlers.ratelimit.backends.base import BackendError, Increment
+from handlers.ratelimit.backends.redis_connections import (
+    ClusterRouter,
+    Command,
+    ConnectionPool,
+    Endpoint,
+    PoolStats,
+    SentinelMaster,
+    SentinelMasterConnection,
+    SentinelMasterSSLConnection,
+    connection_class,
+    connection_options,
+    execute_pipeline,
+    mask_credentials,
+    parse_endpoint,
+)
+from handlers.ratelimit.settings import KvStoreSettings
+from handlers.ratelimit.stats import StatsStore
+
+__all__ = ["RedisStore", "mask_credentials"]
+
+logger = logging.getLogger(__name__)
+
+SENTINEL_URL_ERROR = (
+    "Expected master name and a list of urls for the sentinels, in the format: "
+    "<redis master name>,<sentinel1>,...,<sentineln>"
+)
+# startup PING backoff (upstream REDIS_STARTUP_*): interval * (1 +/- randomization), doubled
+STARTUP_INITIAL_INTERVAL = 1.0
+STARTUP_MAX_INTERVAL = 30.0
+STARTUP_MULTIPLIER = 2.0
+STARTUP_RANDOMIZATION = 0.5
+
+Group = tuple[str, Sequence[Command]]
+T = TypeVar("T")
+
+
+class _PipelineInstance:
+    """single or sentinel: one pool; a call's commands go in one pipeline."""
+
+    def __init__(
+        self, pool: ConnectionPool, timeout: float | None, master: SentinelMaster | None
+    ) -> None:
+        self.pool = pool
+        self._timeout = timeout
+        self._master = master
+
+    async def run(self, groups: Sequence[Group]) -> list[Any]:
+        commands = [command for _, group in groups for command in group]
+        connection = await self.pool.acquire()
+        try:
+            replies = await execute_pipeline(connection, commands, self._timeout)
+            for reply in replies:
+                if isinstance(reply, ReadOnlyError):
+                    # a demoted master (after a failover): reconnect, re-resolving the master
+                    self.pool.invalidate()
+                    break
+        except RedisConnectionError:
+            if self._master is not None:  # the master may have moved
+                self.pool.invalidate()
+            raise
+        finally:
+            self.pool.release(connection)
+        return replies
+
+    def connected(self) -> bool:
+        return self.pool.active > 0
+
+    async def close(self) -> None:
+        await self.pool.close()
+        if self._master is not None:
+            await self._master.close()
+
+
+class _ClusterInstance:
+    """cluster: one pipeline per key, ``parallelism`` keys at a time."""
+
+    def __init__(self, router: ClusterRouter, parallelism: int) -> None:
+        self.router = router
+        self._parallelism = parallelism
+
+    async def run(self, groups: Sequence[Group]) -> list[Any]:
+        if self._parallelism == 1 or len(groups) == 1:
+            replies: list[Any] = []
+            for key, commands in groups:
+                replies += await self.router.run(key, commands)
+            return replies
+        limit = asyncio.Semaphore(self._parallelism)
+
+        async def bounded(key: str, commands: Sequence[Command]) -> list[Any]:
+            async with limit:
+                return await self.router.run(key, commands)
+
+        results = await _gather_all([bounded(key, commands) for key, commands in groups])
+        return [reply for result in results for reply in result]
+
+    def connected(self) -> bool:
+        return self.router.connected()
+
+    async def close(self) -> None:
+        await self.router.close()
+
+
+_Instance = _PipelineInstance | _ClusterInstance
+
+
+class RedisStore:
+    """:class:`~handlers.ratelimit.backends.base.CounterStore` on Redis.
+
+    ``per_second``: settings of a second instance; keys flagged ``per_second`` go there.
+    ``stats`` receives the pool stats (``ratelimit.redis_pool.*`` and
+    ``ratelimit.redis_per_second_pool.*``).
+    """
+
+    def __init__(
+        self,
+        settings: KvStoreSettings,
+        *,
+        per_second: KvStoreSettings | None = None,
+        stats: StatsStore | None = None,
+    ) -> None:
+        self._settings = settings
+        self._per_second_settings = per_second
+        self._main = _build(settings, PoolStats(stats, "ratelimit.redis_pool"))
+        self._per_second = (
+            _build(per_second, PoolStats(stats, "ratelimit.redis_per_second_pool"))
+            if per_second is not None
+            else None
+        )
+
+    async def start(self) -> None:
+        """PING every instance, retrying with exponential backoff (1 s doubling to 30 s,
+        with jitter) until ``startup_max_elapsed_time`` (0: forever) has passed."""
+        starts = [_start(self._main, self._settings)]
+        if self._per_second is not None and self._per_second_settings is not None:
+            starts.append(_start(self._per_second, self._per_second_settings))
+        await _gather_all(starts)
+
+    async def increment(self, increments: Sequence[Increment]) -> list[int]:
+        second = self._per_second
+        if second is None or not any(inc.per_second for inc in increments):
+            return await _increment(self._main, increments) if increments else []
+        main_part = [inc for inc in increments if not inc.per_second]
+        if not main_part:
+            return await _increment(second, increments)
+        second_part = [inc for inc in increments if inc.per_second]
+        main_values, second_values = await _gather_all(
+            [_increment(self._main, main_part), _increment(second, second_part)]
+        )
+        return _merge([inc.per_second for inc in increments], main_values, second_values)
+
+    async def get(self, keys: Sequence[tuple[str, bool]]) -> list[int]:
+        second = self._per_second
+        if second is None or not any(flag for _, flag in keys):
+            return await _get(self._main, [key for key, _ in keys]) if keys else []
+        main_keys = [key for key, flag in keys if not flag]
+        second_keys = [key for key, flag in keys if flag]
+        if not main_keys:
+            return await _get(second, second_keys)
+        main_values, second_values = await _gather_all(
+            [_get(self._main, main_keys), _get(second, second_keys)]
+        )
+        return _merge([flag for _, flag in keys], main_values, second_values)
+
+    def connected(self) -> bool:
+        """Whether every instance has at least one open connection."""
+        return self._main.connected() and (self._per_second is None or self._per_second.connected())
+
+    async def close(self) -> None:
+        await self._main.close()
+        if self._per_second is not None:
+            await self._per_second.close()
+
+
+def _build(settings: KvStoreSettings, stats: PoolStats) -> _Instance:
+    kind = settings.type.lower()
+    timeout = settings.timeout if settings.timeout > 0 else None
+    masked = mask_credentials(settings.url)
+    logger.info(
+        "connecting to redis (%s) on %s with pool size %d", kind, masked, settings.pool_size
+    )
+    if settings.auth:
+        logger.info("enabling authentication to redis on %s", masked)
+
+    def pool(factory: Callable[[], AbstractConnection]) -> ConnectionPool:
+        return ConnectionPool(
+            factory,
+            size=settings.pool_size,
+            stats=stats,
+            on_empty=settings.pool_on_empty_behavior.upper(),
+            wait_duration=settings.pool_on_empty_wait_duration,
+            connect_timeout=timeout,
+        )
+
+    try:
+        if kind == "single":
+            endpoint = parse_endpoint(settings.url, settings.socket_type)
+            factory: Callable[[], AbstractConnection] = partial(
+                connection_class(settings, endpoint),
+                **connection_options(settings, endpoint, settings.auth),
+            )
+            return _PipelineInstance(pool(factory), timeout, None)
+        if kind == "sentinel":
+            items = settings.url.split(",")
+            if len(items) < 2:
+                raise BackendError(SENTINEL_URL_ERROR)
+            sentinels: list[Callable[[], AbstractConnection]] = []
+            for item in items[1:]:
+                endpoint = parse_endpoint(item)
+                options = connection_options(settings, endpoint, settings.sentinel_auth)
+                sentinels.append(partial(connection_class(settings, endpoint), **options))
+            master = SentinelMaster(items[0].strip(), sentinels, timeout)
+            master_class = SentinelMasterSSLConnection if settings.tls else SentinelMasterConnection
+            options = connection_options(settings, Endpoint(), settings.auth)
+            factory = partial(master_class, master=master, **options)
+            instance = _PipelineInstance(pool(factory), timeout, master)
+            master.on_switch = instance.pool.invalidate
+            return instance
+        if kind == "cluster":
+            seeds = [parse_endpoint(item) for item in settings.url.split(",") if item.strip()]
+            if not seeds:
+                raise BackendError("Expected a list of cluster node urls: <host:port>,...")
+            first = seeds[0]
+
+            def node_pool(host: str, port: int) -> ConnectionPool:
+                # every node with the credentials and scheme of the first seed
+                node = Endpoint(
+                    host=host,
+                    port=port,
+                    username=first.username,
+                    password=first.password,
+                    tls=first.tls,
+                )
+                options = connection_options(settings, node, settings.auth)
+                return pool(partial(connection_class(settings, node), **options))
+
+            parallelism = settings.cluster_pipeline_parallelism
+            parallelism = settings.pool_size if parallelism <= 0 else parallelism
+            router = ClusterRouter(seeds, node_pool, timeout)
+            return _ClusterInstance(router, min(parallelism, settings.pool_size))
+    except ValueError as error:
+        raise BackendError(str(error)) from error
+    raise BackendError(f"Unrecognized redis type {settings.type}")
+
+
+async def _run(instance: _Instance, groups: Sequence[Group]) -> list[Any]:
+    try:
+        return await instance.run(groups)
+    except RedisError as error:
+        raise BackendError(str(error) or type(error).__name__) from error
+
+
+async def _increment(instance: _Instance, increments: Sequence[Increment]) -> list[int]:
+    groups = [
+        (inc.key, [("INCRBY", inc.key, inc.amount), ("EXPIRE", inc.key, inc.expire_seconds)])
+        for inc in increments
+    ]
+    replies = await _run(instance, groups)
+    for reply in replies[1::2]:
+        if isinstance(reply, ResponseError):
+            raise BackendError(str(reply))
+    return [_integer(reply) for reply in replies[::2]]
+
+
+async def _get(instance: _Instance, keys: Sequence[str]) -> list[int]:
+    replies = await _run(instance, [(key, [("GET", key)]) for key in keys])
+    return [_integer(reply) for reply in replies]
+
+
+def _integer(reply: Any) -> int:
+    if isinstance(reply, int):
+        return reply
+    if reply is None:
+        return 0
+    if isinstance(reply, ResponseError):
+        raise BackendError(str(reply))
+    try:
+        return int(reply)
+    except (TypeError, ValueError):
+        raise BackendError(f"expected an integer reply, got {reply!r}") from None
+
+
+def _merge(flags: list[bool], main: list[int], second: list[int]) -> list[int]:
+    main_values, second_values = iter(main), iter(second)
+    return [next(second_values) if flag else next(main_values) for flag in flags]
+
+
+async def _gather_all(awaitables: Sequence[Awaitable[T]]) -> list[T]:
+    """All results, after all have finished; then the first failure, if any, is raised."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    values: list[T] = []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+        values.append(result)
+    return values
+
+
+async def _ping(instance: _Instance) -> None:
+    (reply,) = await _run(instance, [("", [("PING",)])])
+    if isinstance(reply, ResponseError):
+        raise BackendError(str(reply))
+    if reply not in (b"PONG", "PONG"):
+        raise BackendError(f"unexpected reply to PING: {reply!r}")
+
+
+async def _start(instance: _Instance, settings: KvStoreSettings) -> None:
+    masked = mask_credentials(settings.url)
+    limit = settings.startup_max_elapsed_time
+    began = time.monotonic()
+    interval = STARTUP_INITIAL_INTERVAL
+    while True:
+        try:
+            await _ping(instance)
+        except BackendError as error:
+            delay = interval * (1 + STARTUP_RANDOMIZATION * (2 * random.random() - 1))
+            if limit > 0 and time.monotonic() - began + delay > limit:
+                raise BackendError(
+                    f"failed to connect to redis on {masked} after retries: {error}"
+                ) from error
+            logger.warning("redis on %s: %s; retrying in %.1fs", masked, error, delay)
+            await asyncio.sleep(delay)
+            interval = min(interval * STARTUP_MULTIPLIER, STARTUP_MAX_INTERVAL)
+        else:
+            logger.info("redis on %s answers PING", masked)
+            return

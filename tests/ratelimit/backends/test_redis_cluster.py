@@ -1,0 +1,137 @@
+"""RedisStore, type cluster: three masters; keys on different slots, one pipeline per key
+on the node serving it, bounded parallelism, redirections."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+from redis.crc import key_slot
+
+from handlers.ratelimit.backends.base import Increment
+from handlers.ratelimit.backends.redis import RedisStore
+from handlers.ratelimit.backends.redis_connections import ClusterRouter
+from handlers.ratelimit.settings import KvStoreSettings
+from tests.ratelimit.redis_servers import (
+    HOST,
+    ClusterDeployment,
+    open_store,
+    read_and_write_events,
+)
+
+
+def settings(url: str, **changes: object) -> KvStoreSettings:
+    options: dict[str, object] = {"type": "cluster", "socket_type": "tcp", "url": url}
+    options.update(changes)
+    return KvStoreSettings(**options)  # type: ignore[arg-type]
+
+
+def keys_on_every_node(cluster: ClusterDeployment, per_node: int = 2) -> list[str]:
+    """Keys with at least ``per_node`` on each node, on different slots."""
+    prefix = f"rl-cluster-{uuid.uuid4().hex[:8]}-"
+    found: dict[int, list[str]] = {node.port: [] for node in cluster.nodes}
+    n = 0
+    while min(len(keys) for keys in found.values()) < per_node:
+        key = f"{prefix}{n}"
+        n += 1
+        node_keys = found[cluster.node_for(key).port]
+        if len(node_keys) < per_node:
+            node_keys.append(key)
+    return [key for keys in found.values() for key in keys]
+
+
+def router(store: RedisStore) -> ClusterRouter:
+    return store._main.router  # type: ignore[union-attr]
+
+
+async def test_keys_on_different_slots_count_on_their_nodes(
+    redis_cluster: ClusterDeployment,
+) -> None:
+    keys = keys_on_every_node(redis_cluster)
+    async with open_store(settings(redis_cluster.url)) as store:
+        increments = [Increment(key, i + 1, 60 + i, False) for i, key in enumerate(keys)]
+        assert await store.increment(increments) == [i + 1 for i in range(len(keys))]
+        assert await store.increment(increments[:2]) == [2, 4]
+        expected = [2, 4, *range(3, len(keys) + 1)]
+        assert await store.get([(key, False) for key in keys]) == expected
+        assert await store.get([(f"{keys[0]}-missing", False)]) == [0]
+        assert store.connected()
+    for i, key in enumerate(keys):
+        with redis_cluster.node_for(key).client() as client:
+            assert client.get(key) == str(expected[i])
+            assert client.ttl(key) in (59 + i, 60 + i)
+
+
+async def test_one_pipeline_per_key_on_its_node(redis_cluster: ClusterDeployment) -> None:
+    keys = keys_on_every_node(redis_cluster, per_node=2)
+    async with open_store(settings(redis_cluster.url)) as store:
+        clients = {node.port: node.client() for node in redis_cluster.nodes}
+        try:
+            for client in clients.values():
+                client.ping()
+            before = {port: read_and_write_events(c) for port, c in clients.items()}
+            await store.increment([Increment(key, 1, 60, False) for key in keys])
+            after = {port: read_and_write_events(c) for port, c in clients.items()}
+        finally:
+            for client in clients.values():
+                client.close()
+    for node in redis_cluster.nodes:
+        # two keys on each node: two round trips (INCRBY+EXPIRE each), plus the INFO
+        assert after[node.port][0] - before[node.port][0] == 3, node.address
+
+
+async def test_incrby_and_expire_of_a_key_travel_together(
+    redis_cluster: ClusterDeployment,
+) -> None:
+    keys = keys_on_every_node(redis_cluster, per_node=1)
+    node = redis_cluster.node_for(keys[0])
+    async with open_store(settings(redis_cluster.url)) as store:
+        await store.get([(keys[0], False)])  # connected, slots loaded
+        monitor_client = redis.Redis(host=HOST, port=node.port)
+        try:
+            with monitor_client.monitor() as monitor:  # type: ignore[no-untyped-call]
+                await store.increment([Increment(key, 2, 60, False) for key in keys])
+                commands = [monitor.next_command()["command"] for _ in range(2)]
+        finally:
+            monitor_client.close()
+    assert commands == [f"INCRBY {keys[0]} 2", f"EXPIRE {keys[0]} 60"]
+
+
+async def test_parallelism_bounds_concurrent_pipelines(redis_cluster: ClusterDeployment) -> None:
+    tag = uuid.uuid4().hex[:8]
+    keys = [f"{{rl-{tag}}}-{i}" for i in range(4)]  # one slot, one node
+    node = redis_cluster.node_for(keys[0])
+    for parallelism, connections in ((1, 1), (2, 2), (0, 3), (8, 3)):
+        store_settings = settings(
+            redis_cluster.url, cluster_pipeline_parallelism=parallelism, pool_size=3
+        )
+        async with open_store(store_settings) as store:
+            values = await store.increment([Increment(key, 1, 60, False) for key in keys])
+            assert len(set(values)) == 1
+            pool = router(store).pools[(HOST, node.port)]
+            # connections opened for this call: the pool grows to the parallelism
+            assert pool.members == connections, (parallelism, pool.members)
+
+
+async def test_a_single_seed_finds_every_node(redis_cluster: ClusterDeployment) -> None:
+    keys = keys_on_every_node(redis_cluster, per_node=1)
+    async with open_store(settings(redis_cluster.nodes[0].address)) as store:
+        assert await store.increment([Increment(key, 5, 60, False) for key in keys]) == [5, 5, 5]
+        assert len(router(store).pools) == len(redis_cluster.nodes)
+
+
+async def test_moved_redirections_are_followed(redis_cluster: ClusterDeployment) -> None:
+    keys = keys_on_every_node(redis_cluster, per_node=1)
+    async with open_store(settings(redis_cluster.url)) as store:
+        routes = router(store)
+        await store.get([(keys[0], False)])  # slots loaded
+        slot = key_slot(keys[0].encode())
+        right = routes._slots[slot]
+        wrong = routes.pool(HOST, redis_cluster.node_for(keys[1]).port)
+        assert right is not wrong
+        routes._slots[slot] = wrong  # as if the slot had moved since the map was loaded
+        assert await store.increment([Increment(keys[0], 3, 60, False)]) == [3]
+        assert await store.get([(keys[0], False)]) == [3]  # the map is reloaded first
+        assert routes._slots[slot] is right
+    with redis_cluster.node_for(keys[0]).client() as client:
+        assert client.get(keys[0]) == "3"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `make run`: start every service on its embedded defaults, print where each listens, and stop
+# them all on Ctrl-C (or when one exits). Ports can be overridden from the environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+HOST=${HOST:-127.0.0.1}
+EXAMPLE_PORT=${EXAMPLE_PORT:-8070}
+RATELIMIT_HTTP_PORT=${RATELIMIT_HTTP_PORT:-8080}
+RATELIMIT_GRPC_PORT=${RATELIMIT_GRPC_PORT:-8081}
+
+pids=()
+stop() {
+    trap - INT TERM EXIT
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait || true
+}
+trap stop INT TERM EXIT
+
+# ratelimit: in-memory counters, rules from examples/ratelimit/config (reloaded on change)
+BACKEND_TYPE=memory RUNTIME_ROOT=examples/ratelimit RUNTIME_APPDIRECTORY=config \
+    RUNTIME_WATCH_ROOT=false HOST=$HOST PORT=$RATELIMIT_HTTP_PORT \
+    GRPC_HOST=$HOST GRPC_PORT=$RATELIMIT_GRPC_PORT LOG_LEVEL=${LOG_LEVEL:-info} \
+    "$PY" -m handlers.ratelimit.server &
+pids+=($!)
+
+"$PY" -m uvicorn examples.webrest_example.app:app --host "$HOST" --port "$EXAMPLE_PORT" \
+    --log-level warning &
+pids+=($!)
+
+cat <<INFO
+ratelimit        HTTP  http://$HOST:$RATELIMIT_HTTP_PORT  (POST /json, GET /healthcheck)
+                 gRPC  $HOST:$RATELIMIT_GRPC_PORT  (envoy.service.ratelimit.v3.RateLimitService)
+                 rules examples/ratelimit/config/*.yaml
+webrest example  http://$HOST:$EXAMPLE_PORT  (OpenAPI at /openapi.json)
+Ctrl-C stops everything.
+INFO
+wait -n

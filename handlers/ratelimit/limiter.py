@@ -6,19 +6,17 @@ allowance, and the near-limit threshold computed in float32.
 
 from __future__ import annotations
 
-import random
 import struct
 import time
 from collections.abc import Callable, Sequence
+from random import random
 
-from google.protobuf import duration_pb2
+from google.protobuf.duration_pb2 import Duration
 
-from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import CounterStore, Increment
-from handlers.ratelimit.config.model import Unit
 from handlers.ratelimit.local_cache import LocalCache
-from handlers.ratelimit.matching import MatchedLimit
+from handlers.ratelimit.matching import Entries, MatchedLimit
 
 DescriptorStatus = rls_pb2.RateLimitResponse.DescriptorStatus
 RateLimit = rls_pb2.RateLimitResponse.RateLimit
@@ -40,23 +38,17 @@ def near_limit_threshold(limit: int, ratio: float) -> int:
     return int(float32(float32(limit) * float32(ratio)))
 
 
-def cache_key(
-    prefix: str,
-    domain: str,
-    descriptor: ratelimit_pb2.RateLimitDescriptor,
-    limit: MatchedLimit,
-    now: int,
-) -> str:
+def cache_key(prefix: str, domain: str, entries: Entries, limit: MatchedLimit, now: int) -> str:
     """The counter's key, byte-identical to the upstream's:
     ``prefix + domain_ + (key_value_ per entry) + window start``."""
-    divider = limit.unit.divider
-    parts = [prefix, domain, "_"]
+    divider = limit.divider
     patterns = limit.share_patterns
-    for index, entry in enumerate(descriptor.entries):
-        value = patterns.get(index, entry.value) if patterns else entry.value
-        parts += (entry.key, "_", value, "_")
-    parts.append(str(now // divider * divider))
-    return "".join(parts)
+    if patterns:
+        entries = tuple(
+            (key, patterns.get(index, value)) for index, (key, value) in enumerate(entries)
+        )
+    body = "".join([f"{key}_{value}_" for key, value in entries])
+    return f"{prefix}{domain}_{body}{now // divider * divider}"
 
 
 class Limiter:
@@ -72,7 +64,7 @@ class Limiter:
         stop_increment_when_over_limit: bool = False,
         local_cache: LocalCache | None = None,
         clock: Callable[[], float] = time.time,
-        jitter: Callable[[int], int] = random.randrange,
+        jitter: Callable[[int], int] = lambda top: int(random() * top),
     ) -> None:
         self.store = store
         self._prefix = cache_key_prefix
@@ -90,19 +82,20 @@ class Limiter:
     async def do_limit(
         self,
         domain: str,
-        descriptors: Sequence[ratelimit_pb2.RateLimitDescriptor],
+        entries: Sequence[Entries],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
     ) -> list[rls_pb2.RateLimitResponse.DescriptorStatus]:
         """One status per descriptor; ``None`` limits (no rule, replaced, unlimited) are OK
         without touching the store."""
-        now = self.now()
+        now = int(self._clock())
         count = len(limits)
+        prefix = self._prefix
         keys: list[str] = [""] * count
         for i, limit in enumerate(limits):
             if limit is not None:
-                limit.stats.total_hits.add(hits[i])
-                keys[i] = cache_key(self._prefix, domain, descriptors[i], limit, now)
+                limit.stats.total_hits.value += hits[i]
+                keys[i] = cache_key(prefix, domain, entries[i], limit, now)
 
         local_over = [False] * count
         any_local_over = False
@@ -112,20 +105,20 @@ class Limiter:
                 if key and cache.contains(key):
                     local_over[i] = any_local_over = True
 
-        amounts = list(hits)
+        amounts = hits
         if self._stop_when_over:
             amounts = await self._stop_amounts(keys, limits, hits, local_over, any_local_over)
 
         increments: list[Increment] = []
+        jitter_max = self._jitter_max
         for i, key in enumerate(keys):
-            if key and not local_over[i]:
-                limit = limits[i]
-                assert limit is not None
-                expire = limit.unit.divider
-                if self._jitter_max > 0:
-                    expire += self._jitter(self._jitter_max)
-                increments.append(Increment(key, amounts[i], expire, limit.unit is Unit.SECOND))
-        results = await self.store.increment(increments) if increments else []
+            limit = limits[i]
+            if key and limit is not None and not local_over[i]:
+                expire = limit.divider
+                if jitter_max > 0:
+                    expire += self._jitter(jitter_max)
+                increments.append(Increment(key, amounts[i], expire, limit.per_second))
+        results = await self.store.increment(increments) if increments else ()
 
         statuses: list[rls_pb2.RateLimitResponse.DescriptorStatus] = []
         position = 0
@@ -156,7 +149,7 @@ class Limiter:
         if not present:
             return list(hits)
         values = await self.store.get(
-            [(key, limits[i].unit is Unit.SECOND) for i, key in present]  # type: ignore[union-attr]
+            [(key, limits[i].per_second) for i, key in present]  # type: ignore[union-attr]
         )
         would_exceed = [False] * len(keys)
         for (i, _), value in zip(present, values, strict=True):
@@ -173,19 +166,6 @@ class Limiter:
             found = self._near[limit] = near_limit_threshold(limit, self._ratio)
         return found
 
-    def _current(
-        self, limit: MatchedLimit, now: int
-    ) -> tuple[rls_pb2.RateLimitResponse.RateLimit, duration_pb2.Duration]:
-        divider = limit.unit.divider
-        return (
-            RateLimit(
-                requests_per_unit=limit.requests_per_unit,
-                unit=int(limit.unit),  # type: ignore[arg-type]
-                name=limit.name,
-            ),
-            duration_pb2.Duration(seconds=divider - now % divider),
-        )
-
     def _local_over_status(
         self, limit: MatchedLimit, hits: int, now: int
     ) -> rls_pb2.RateLimitResponse.DescriptorStatus:
@@ -196,8 +176,11 @@ class Limiter:
         if limit.shadow_mode:
             code = OK
             stats.shadow_mode.add(hits)
-        current, reset = self._current(limit, now)
-        return DescriptorStatus(code=code, current_limit=current, duration_until_reset=reset)
+        return DescriptorStatus(
+            code=code,
+            current_limit=limit.current,
+            duration_until_reset=Duration(seconds=limit.divider - now % limit.divider),
+        )
 
     def _status(
         self, limit: MatchedLimit, key: str, after: int, hits: int, now: int
@@ -215,7 +198,7 @@ class Limiter:
                 stats.over_limit.add(after - ceiling)
                 stats.near_limit.add(ceiling - max(near, before))
             if self._local_cache is not None:
-                self._local_cache.add(key, limit.unit.divider)
+                self._local_cache.add(key, limit.divider)
         else:
             code = OK
             remaining = ceiling - after
@@ -225,10 +208,9 @@ class Limiter:
         if code == OVER_LIMIT and limit.shadow_mode:
             code = OK
             stats.shadow_mode.add(hits if before >= ceiling else after - ceiling)
-        current, reset = self._current(limit, now)
         return DescriptorStatus(
             code=code,
-            current_limit=current,
+            current_limit=limit.current,
             limit_remaining=remaining,
-            duration_until_reset=reset,
+            duration_until_reset=Duration(seconds=limit.divider - now % limit.divider),
         )

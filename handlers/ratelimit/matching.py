@@ -9,14 +9,15 @@ applies, and only if it has a ``rate_limit``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
-from handlers.ratelimit.config.model import DescriptorNode, RuleSet, Unit
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from handlers.ratelimit.config.model import DescriptorNode, DomainRules, Unit
 from handlers.ratelimit.stats import RateLimitStats, ServiceStats
 
-Descriptor = ratelimit_pb2.RateLimitDescriptor
+Entries = tuple[tuple[str, str], ...]
+"""A request descriptor's entries as ``(key, value)`` pairs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,24 @@ class MatchedLimit:
     share_patterns: Mapping[int, str] | None = None
     """Entry index -> the wildcard value counted in its place (``share_threshold`` rules)."""
     metadata: Mapping[str, Any] | None = None
+    divider: int = field(init=False)
+    per_second: bool = field(init=False)
+    current: rls_pb2.RateLimitResponse.RateLimit = field(init=False)
+    """The ``current_limit`` of this limit's statuses, built once."""
+
+    def __post_init__(self) -> None:
+        set_field = object.__setattr__
+        set_field(self, "divider", self.unit.divider)
+        set_field(self, "per_second", self.unit is Unit.SECOND)
+        set_field(
+            self,
+            "current",
+            rls_pb2.RateLimitResponse.RateLimit(
+                requests_per_unit=self.requests_per_unit,
+                unit=int(self.unit),  # type: ignore[arg-type]
+                name=self.name,
+            ),
+        )
 
     @property
     def full_key(self) -> str:
@@ -59,26 +78,26 @@ def wildcard_match(pattern: str, value: str) -> bool:
     return True
 
 
-def find_limit(
-    rules: RuleSet, domain: str, descriptor: Descriptor, stats: ServiceStats
-) -> MatchedLimit | None:
-    """The limit for ``descriptor`` in ``domain``, or None (no rule, whitelisted, depth
-    mismatch). An unknown domain counts ``domain_not_found``; a per-request override applies
-    only to a known domain."""
-    domain_rules = rules.domains.get(domain)
-    if domain_rules is None:
-        stats.domain_not_found(domain).add()
-        return None
-    entries = descriptor.entries
-    if descriptor.HasField("limit"):
-        override = descriptor.limit
-        path = ".".join(f"{e.key}_{e.value}" if e.value else e.key for e in entries)
-        return MatchedLimit(
-            requests_per_unit=override.requests_per_unit,
-            unit=Unit(override.unit),
-            stats=stats.rate_limit(f"{domain}.{path}"),
-        )
+def override_limit(
+    domain: str, entries: Entries, requests_per_unit: int, unit: Unit, stats: ServiceStats
+) -> MatchedLimit:
+    """A per-request limit (``descriptor.limit``): its statistics key is the domain and the
+    request's entries (``key`` or ``key_value`` each)."""
+    path = ".".join(f"{key}_{value}" if value else key for key, value in entries)
+    return MatchedLimit(
+        requests_per_unit=requests_per_unit,
+        unit=unit,
+        stats=stats.rate_limit(f"{domain}.{path}"),
+    )
 
+
+def find_limit(
+    domain_rules: DomainRules, entries: Entries, stats: ServiceStats
+) -> MatchedLimit | None:
+    """The limit of ``domain_rules`` that applies to a descriptor with ``entries``, or None (no
+    rule, whitelisted, depth mismatch). Depends only on its arguments, so callers may cache it
+    per entries for one set of rules."""
+    domain = domain_rules.domain
     level: DescriptorNode = domain_rules.root
     last = len(entries) - 1
     found: DescriptorNode | None = None
@@ -86,8 +105,7 @@ def find_limit(
     detailed: list[str] = [domain]
     by_value: list[str] = [domain]
     uses_value_metric = False
-    for index, entry in enumerate(entries):
-        key, value = entry.key, entry.value
+    for index, (key, value) in enumerate(entries):
         composite = f"{key}_{value}"
         node = level.children.get(composite)
         via_wildcard = False

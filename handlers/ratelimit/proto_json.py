@@ -51,6 +51,13 @@ def _fields(value: object, names: dict[str, str], where: str) -> dict[str, Any]:
     and on a field given under both of its names."""
     if not isinstance(value, dict):
         raise ProtoJsonError(f"{where}: expected an object")
+    # the common case: every key known, no null, no field under both of its names
+    if (
+        value.keys() <= names.keys()
+        and None not in value.values()
+        and (len(value) < 2 or len({names[key] for key in value}) == len(value))
+    ):
+        return {names[key]: item for key, item in value.items()}
     fields: dict[str, Any] = {}
     for key, item in value.items():
         name = names.get(key)
@@ -109,6 +116,7 @@ _DESCRIPTOR = {
     "hits_addend": "hits_addend",
 }
 _ENTRY = {"key": "key", "value": "value"}
+_ENTRY_KEYS = _ENTRY.keys()
 _OVERRIDE = {
     "requestsPerUnit": "requests_per_unit",
     "requests_per_unit": "requests_per_unit",
@@ -133,6 +141,13 @@ def parse_request(body: bytes) -> rls_pb2.RateLimitRequest:
         descriptor = add()
         add_entry = descriptor.entries.add
         for raw_entry in _list(item.get("entries", []), "entries"):
+            # the common shape first: {"key": "...", "value": "..."} with strings
+            if type(raw_entry) is dict and raw_entry.keys() <= _ENTRY_KEYS:
+                key = raw_entry.get("key", "")
+                value = raw_entry.get("value", "")
+                if type(key) is str and type(value) is str:
+                    add_entry(key=key, value=value)
+                    continue
             if raw_entry is None:
                 raise ProtoJsonError("entries: null element")
             entry = _fields(raw_entry, _ENTRY, "Entry")

@@ -14,7 +14,7 @@ from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.config.model import MAX_UINT32, RuleSet, Unit
 from handlers.ratelimit.limiter import OK, OVER_LIMIT, DescriptorStatus, Limiter
-from handlers.ratelimit.matching import MatchedLimit, find_limit
+from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
 from handlers.ratelimit.settings import Modes
 from handlers.ratelimit.stats import ServiceStats
 
@@ -32,6 +32,8 @@ MAX_VALUE_LENGTH = 16384
 
 
 _OVERRIDE_UNITS = frozenset(range(1, 7))  # envoy.type.v3.RateLimitUnit SECOND..YEAR
+_MATCH_CACHE_SIZE = 65536  # distinct (domain, entries) remembered per set of rules
+_UNSEEN = object()
 
 
 class ServiceError(Exception):
@@ -48,6 +50,8 @@ class RateLimitService:
         self.stats = stats
         self.modes = modes if modes is not None else Modes()
         self.rules: RuleSet | None = None
+        # (domain, entries) -> the rule that applies; valid for one set of rules
+        self._matches: dict[tuple[str, Entries], MatchedLimit | None] = {}
         self._headers_enabled = self.modes.response_headers_enabled
 
     def set_rules(self, rules: RuleSet, modes: Modes | None = None) -> None:
@@ -56,6 +60,7 @@ class RateLimitService:
             self.modes = modes
             # as upstream: once enabled at a load, headers stay on
             self._headers_enabled = self._headers_enabled or modes.response_headers_enabled
+        self._matches = {}
         self.rules = rules
 
     async def should_rate_limit(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
@@ -80,22 +85,63 @@ class RateLimitService:
         rules = self.rules
         if rules is None:
             raise ServiceError("no rate limit configuration loaded")
-        _check_bounds(request)
+        if len(domain) > MAX_DOMAIN_LENGTH or len(descriptors) > MAX_DESCRIPTORS:
+            _check_bounds(request)
+        # no string in a message this small can pass a bound (entry counts are checked below)
+        check_strings = request.ByteSize() > MAX_KEY_LENGTH
         modes = self.modes
         stats = self.stats
+        domain_rules = rules.domains.get(domain)
+        cache = self._matches
+        default_hits = request.hits_addend or 1
 
+        entries_list: list[Entries] = []
         matched: list[MatchedLimit | None] = []
+        hits: list[int] = []
         for descriptor in descriptors:
-            if descriptor.HasField("limit") and descriptor.limit.unit not in _OVERRIDE_UNITS:
-                raise ServiceError("rate limit override must name a unit from SECOND to YEAR")
-            matched.append(find_limit(rules, domain, descriptor, stats))
+            entries = tuple([(e.key, e.value) for e in descriptor.entries])
+            if len(entries) > MAX_ENTRIES or check_strings:
+                _check_entries(entries)
+            entries_list.append(entries)
+            if descriptor.HasField("hits_addend"):
+                addend = descriptor.hits_addend.value
+                if addend > MAX_UINT32:
+                    raise ServiceError(f"rate limit hits_addend must not exceed {MAX_UINT32}")
+                hits.append(addend)
+            else:
+                hits.append(default_hits)
+            if descriptor.HasField("limit"):
+                override = descriptor.limit
+                if override.unit not in _OVERRIDE_UNITS:
+                    raise ServiceError("rate limit override must name a unit from SECOND to YEAR")
+                if domain_rules is None:
+                    stats.domain_not_found(domain).value += 1
+                    matched.append(None)
+                else:
+                    matched.append(
+                        override_limit(
+                            domain, entries, override.requests_per_unit, Unit(override.unit), stats
+                        )
+                    )
+            elif domain_rules is None:
+                stats.domain_not_found(domain).value += 1
+                matched.append(None)
+            else:
+                cache_key = (domain, entries)
+                limit = cache.get(cache_key, _UNSEEN)
+                if limit is _UNSEEN:
+                    limit = find_limit(domain_rules, entries, stats)
+                    if len(cache) >= _MATCH_CACHE_SIZE:
+                        cache.clear()
+                    cache[cache_key] = limit
+                matched.append(limit)  # type: ignore[arg-type]
 
         to_check, unlimited = _limits_to_check(matched)
         default_hits = max(1, request.hits_addend)
         hits = [
             d.hits_addend.value if d.HasField("hits_addend") else default_hits for d in descriptors
         ]
-        statuses = await self.limiter.do_limit(domain, descriptors, to_check, hits)
+        statuses = await self.limiter.do_limit(domain, entries_list, to_check, hits)
 
         over = False
         quota_count = quota_over = 0
@@ -163,17 +209,17 @@ def _check_bounds(request: rls_pb2.RateLimitRequest) -> None:
         raise ServiceError(f"rate limit domain must not be longer than {MAX_DOMAIN_LENGTH}")
     if len(request.descriptors) > MAX_DESCRIPTORS:
         raise ServiceError(f"rate limit descriptor list must not exceed {MAX_DESCRIPTORS}")
-    for descriptor in request.descriptors:
-        if descriptor.hits_addend.value > MAX_UINT32:
-            raise ServiceError(f"rate limit hits_addend must not exceed {MAX_UINT32}")
-        if len(descriptor.entries) > MAX_ENTRIES:
-            raise ServiceError(f"rate limit descriptor must not exceed {MAX_ENTRIES} entries")
-        for entry in descriptor.entries:
-            if len(entry.key) > MAX_KEY_LENGTH or len(entry.value) > MAX_VALUE_LENGTH:
-                raise ServiceError(
-                    f"rate limit descriptor entries must have keys of at most "
-                    f"{MAX_KEY_LENGTH} and values of at most {MAX_VALUE_LENGTH} characters"
-                )
+
+
+def _check_entries(entries: Entries) -> None:
+    if len(entries) > MAX_ENTRIES:
+        raise ServiceError(f"rate limit descriptor must not exceed {MAX_ENTRIES} entries")
+    for key, value in entries:
+        if len(key) > MAX_KEY_LENGTH or len(value) > MAX_VALUE_LENGTH:
+            raise ServiceError(
+                f"rate limit descriptor entries must have keys of at most "
+                f"{MAX_KEY_LENGTH} and values of at most {MAX_VALUE_LENGTH} characters"
+            )
 
 
 def _limits_to_check(

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 class BackendError(Exception):
@@ -13,9 +12,9 @@ class BackendError(Exception):
     ``should_rate_limit.redis_error``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Increment:
-    """``INCRBY key amount`` then ``EXPIRE key expire_seconds``."""
+class Increment(NamedTuple):
+    """``INCRBY key amount`` then ``EXPIRE key expire_seconds`` (a tuple: one is made per
+    descriptor per request)."""
 
     key: str
     amount: int

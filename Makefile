@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install services test lint format typecheck run bench bench-webrest clean generate check-generated mock
+.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -45,26 +45,31 @@ mock: install
 	$(PY) -m codegen.mock $(SPEC) --host $(HOST) --port $(MOCK_PORT)
 
 lint: install
-	$(VENV)/bin/ruff check webrest codegen examples bench tests
-	$(VENV)/bin/ruff format --check webrest codegen examples bench tests
+	$(VENV)/bin/ruff check webrest codegen handlers examples bench tests
+	$(VENV)/bin/ruff format --check webrest codegen handlers examples bench tests
 
 format: install
-	$(VENV)/bin/ruff format webrest codegen examples bench tests
-	$(VENV)/bin/ruff check --fix webrest codegen examples bench tests
+	$(VENV)/bin/ruff format webrest codegen handlers examples bench tests
+	$(VENV)/bin/ruff check --fix webrest codegen handlers examples bench tests
 
 typecheck: install
 	$(VENV)/bin/mypy
 
-# Services land with their issues; until then `make run` serves the webrest example application.
+# Every service on its embedded defaults (ratelimit with in-memory counters, the webrest
+# example); prints where each listens. Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, EXAMPLE_PORT.
 run: install
-	@echo "webrest example application: http://$(HOST):$(EXAMPLE_PORT) (OpenAPI at /openapi.json)"
-	$(PY) -m uvicorn examples.webrest_example.app:app --host $(HOST) --port $(EXAMPLE_PORT)
+	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 
-bench: bench-webrest
+bench: bench-webrest bench-ratelimit
 
 bench-webrest: $(BENCH_STAMP)
 	./scripts/ensure-debian-packages.sh wrk
 	$(PY) -m bench.webrest $(BENCH_ARGS)
+
+# Installs h2load (nghttp2-client) itself when missing; the Redis backend needs Redis on
+# 127.0.0.1:6379 (make services).
+bench-ratelimit: $(BENCH_STAMP)
+	$(PY) -m bench.ratelimit $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis

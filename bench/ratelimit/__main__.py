@@ -1,0 +1,521 @@
+"""Throughput and latency of the rate limit service against its transport floors.
+
+For gRPC (``ShouldRateLimit``) and HTTP/1.1 (``POST /json``), with 1 and 2 descriptors per
+request, ``h2load`` loads in turn (a) an echo server answering a fixed decision (grpc.aio, or
+plain Starlette), (b) the service with the memory backend and (c) with Redis, each one process.
+Each measurement is a closed-loop peak run and an open-loop run at half that peak. Run
+``python -m bench.ratelimit --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from bench.ratelimit import workload
+from bench.ratelimit.h2load import H2load, Load, Measurement, find_h2load, version
+from bench.ratelimit.servers import (
+    ECHO,
+    GRPC,
+    HTTP,
+    KINDS,
+    MEMORY,
+    PROTOCOLS,
+    REDIS,
+    BenchError,
+    RedisTarget,
+    ServerProcess,
+    check,
+    echo_server,
+    ratelimit_server,
+    redis_counted,
+    redis_delete,
+    redis_ping,
+    unique_prefix,
+    write_rules,
+)
+
+CONNECTIONS = 50
+# (ours, minimum ratio ours/echo in decisions per second)
+THROUGHPUT_TARGETS: tuple[tuple[str, float], ...] = ((MEMORY, 0.8), (REDIS, 0.6))
+# p99 at half the peak rate, for ours
+P99_TARGET_MS = 10.0
+LETTER = {ECHO: "a", MEMORY: "b", REDIS: "c"}
+COLUMN = {ECHO: "echo (a)", MEMORY: "memory (b)", REDIS: "redis (c)"}
+ECHO_NAME = {GRPC: "grpc.aio echo", HTTP: "Starlette echo"}
+
+
+@dataclass(frozen=True)
+class Workload:
+    protocol: str
+    descriptors: int
+
+    @property
+    def label(self) -> str:
+        what = "gRPC" if self.protocol == GRPC else "/json h1"
+        plural = "" if self.descriptors == 1 else "s"
+        return f"{what}, {self.descriptors} descriptor{plural}"
+
+
+@dataclass(frozen=True)
+class Result:
+    peak: Measurement
+    half: Measurement
+
+
+@dataclass(frozen=True)
+class Figures:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    peak: Figures
+    half: Figures
+    rounds: list[Result]
+
+
+def median_figures(measurements: Sequence[Measurement]) -> Figures:
+    return Figures(
+        rps=statistics.median(m.rps for m in measurements),
+        p50_ms=statistics.median(m.p50_ms for m in measurements),
+        p99_ms=statistics.median(m.p99_ms for m in measurements),
+    )
+
+
+def summarize(results: list[Result]) -> Summary:
+    return Summary(
+        peak=median_figures([r.peak for r in results]),
+        half=median_figures([r.half for r in results]),
+        rounds=results,
+    )
+
+
+# --------------------------------------------------------------------------- driver
+
+
+class Bench:
+    """Holds what every measurement shares: h2load, the request files, Redis, the CPUs."""
+
+    def __init__(self, args: argparse.Namespace, h2load_exe: str, tmp: Path) -> None:
+        self.duration: int = args.duration
+        self.warmup: int = args.warmup
+        self.redis: RedisTarget = args.redis_target
+        self.tmp = tmp
+        self.server_cpu, load_cpu = pick_cpus(pin=args.pin)
+        self.h2load = H2load(h2load_exe, tmp, args.connections, load_cpu)
+        self.runtime_root = tmp / "runtime"
+        write_rules(self.runtime_root)
+        self.loads: dict[tuple[str, int], Load] = {}
+
+    def load(self, server: ServerProcess, wl: Workload) -> Load:
+        """The request file of ``wl`` (written once) aimed at ``server``."""
+        key = (wl.protocol, wl.descriptors)
+        if key not in self.loads:
+            if wl.protocol == GRPC:
+                body, headers = workload.grpc_body(wl.descriptors), workload.GRPC_HEADERS
+                echo = workload.echo_response(wl.descriptors).SerializeToString()
+                answer = len(workload.grpc_frame(echo))
+            else:
+                body, headers = workload.json_body(wl.descriptors), workload.JSON_HEADERS
+                answer = len(workload.echo_json(wl.descriptors))
+            path = self.tmp / f"{wl.protocol}-{wl.descriptors}.body"
+            path.write_bytes(body)
+            self.loads[key] = Load(
+                url="", body=path, headers=headers, http1=wl.protocol == HTTP,
+                min_response_bytes=answer // 2,
+            )  # fmt: skip
+        return replace(self.loads[key], url=server.endpoints.url(wl.protocol))
+
+    def measure(
+        self, server: ServerProcess, wl: Workload, prefix: str, key_prefix: str | None = None
+    ) -> Result:
+        """Check one decision, peak run (with warm-up), paced run at half the peak, check
+        again. With ``key_prefix`` (Redis), the counters are cleared first and must afterwards
+        hold at least every hit of the measured requests."""
+        if key_prefix is not None:
+            redis_delete(self.redis, key_prefix)
+        check(server, wl.protocol, wl.descriptors)
+        load = self.load(server, wl)
+        peak = self.h2load.peak(load, self.duration, self.warmup)
+        half = self.h2load.paced(load, peak.rps / 2.0, self.duration)
+        if not server.alive():
+            raise BenchError(f"{server.name}: exited during the load.\n{server.output()}")
+        check(server, wl.protocol, wl.descriptors)
+        counted = ""
+        if key_prefix is not None:
+            measured = (peak.requests + half.requests) * wl.descriptors
+            hits = redis_counted(self.redis, key_prefix)
+            if hits < measured:
+                raise BenchError(
+                    f"{server.name}: {wl.label}: Redis holds {hits} hits, fewer than the "
+                    f"{measured} of the measured requests: not every request was counted"
+                )
+            counted = f"  [Redis counted {hits} hits >= {measured} measured]"
+        notes = " ".join(w for w in (peak.warning, half.warning) if w)
+        print(
+            f"{prefix}[{server.name}] {wl.label}: peak {peak.rps:.0f}/s "
+            f"p50 {peak.p50_ms:.2f} p99 {peak.p99_ms:.2f} ms | at {half.rps:.0f}/s "
+            f"p50 {half.p50_ms:.2f} p99 {half.p99_ms:.2f} ms{counted}"
+            + (f"  ({notes})" if notes else ""),
+            flush=True,
+        )
+        return Result(peak, half)
+
+
+def pick_cpus(*, pin: bool) -> tuple[int | None, int | None]:
+    """(server CPU, h2load CPU): two different cores when pinning is asked for and possible."""
+    if not pin or shutil.which("taskset") is None:
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    return cpus[0], cpus[1]
+
+
+@contextmanager
+def running(server: ServerProcess) -> Iterator[ServerProcess]:
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+Runs = dict[str, dict[str, list[Result]]]  # kind -> workload label -> one Result per round
+
+
+def run_round(
+    bench: Bench,
+    kinds: Sequence[str],
+    workloads: Sequence[Workload],
+    runs: Runs,
+    failures: dict[str, str],
+    prefix: str,
+) -> None:
+    protocols = [p for p in PROTOCOLS if any(wl.protocol == p for wl in workloads)]
+    for kind in kinds:
+        groups: list[tuple[str, list[str]]] = (
+            [(server_name(kind, p), [p]) for p in protocols]
+            if kind == ECHO
+            else [(server_name(kind, GRPC), protocols)]
+        )
+        for name, group in groups:
+            if name in failures:
+                continue
+            chosen = [wl for wl in workloads if wl.protocol in group]
+            try:
+                results = bench_server(bench, kind, chosen, prefix)
+            except BenchError as exc:
+                failures[name] = str(exc)
+                print(f"{prefix}[{name}] FAILED: {exc}", file=sys.stderr, flush=True)
+                continue
+            for label, result in results.items():
+                runs.setdefault(kind, {}).setdefault(label, []).append(result)
+
+
+def bench_server(
+    bench: Bench, kind: str, workloads: Sequence[Workload], prefix: str
+) -> dict[str, Result]:
+    key_prefix = None
+    with tempfile.TemporaryFile() as log:
+        if kind == ECHO:
+            server = echo_server(workloads[0].protocol, log, bench.server_cpu)
+        else:
+            if kind == REDIS:
+                problem = redis_ping(bench.redis)
+                if problem is not None:
+                    raise BenchError(problem)
+                key_prefix = unique_prefix()
+            server = ratelimit_server(
+                kind, bench.runtime_root, redis=bench.redis, key_prefix=key_prefix or "",
+                log=log, cpu=bench.server_cpu,
+            )  # fmt: skip
+        try:
+            with running(server):
+                return {wl.label: bench.measure(server, wl, prefix, key_prefix) for wl in workloads}
+        finally:
+            if key_prefix is not None:
+                redis_delete(bench.redis, key_prefix)
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class Verdict:
+    workload: str
+    name: str
+    value: float | None
+    target: str
+    passed: bool | None
+    why: str = ""
+
+
+def server_name(kind: str, protocol: str) -> str:
+    return ECHO_NAME[protocol] if kind == ECHO else f"ratelimit ({kind})"
+
+
+def verdicts(
+    summaries: dict[str, dict[str, Summary]], workloads: Sequence[Workload]
+) -> list[Verdict]:
+    out: list[Verdict] = []
+    for wl in workloads:
+        base = summaries.get(ECHO, {}).get(wl.label)
+        for kind, minimum in THROUGHPUT_TARGETS:
+            name = f"{LETTER[kind]}/a {kind}/echo"
+            ours = summaries.get(kind, {}).get(wl.label)
+            if ours is None or base is None or base.peak.rps == 0:
+                missing = server_name(kind if ours is None else ECHO, wl.protocol)
+                out.append(Verdict(wl.label, name, None, f">= {minimum:.2f}", None, missing))
+                continue
+            r = ours.peak.rps / base.peak.rps
+            out.append(Verdict(wl.label, name, r, f">= {minimum:.2f}", r >= minimum))
+        for kind, _ in THROUGHPUT_TARGETS:
+            name = f"{LETTER[kind]} p99 at half peak"
+            ours = summaries.get(kind, {}).get(wl.label)
+            target = f"<= {P99_TARGET_MS:.0f} ms"
+            if ours is None:
+                missing = server_name(kind, wl.protocol)
+                out.append(Verdict(wl.label, name, None, target, None, missing))
+                continue
+            p99 = ours.half.p99_ms
+            out.append(Verdict(wl.label, name, p99, target, p99 <= P99_TARGET_MS))
+    return out
+
+
+def print_table(
+    title: str,
+    kinds: Sequence[str],
+    workloads: Sequence[Workload],
+    summaries: dict[str, dict[str, Summary]],
+    rate_label: str,
+    half: bool,
+) -> None:
+    col = 29  # "  " + rate (11) + " " + p50 (7) + " " + p99 (7)
+    print(title)
+    print(f"{'':<24}" + "".join(f"{COLUMN[k]:>{col}}" for k in kinds))
+    print(f"{'':<24}" + "".join(f"  {rate_label:>11} {'p50':>7} {'p99':>7}" for _ in kinds))
+    for wl in workloads:
+        cells = []
+        for kind in kinds:
+            s = summaries.get(kind, {}).get(wl.label)
+            if s is None:
+                cells.append(f"{'n/a':>{col}}")
+                continue
+            f = s.half if half else s.peak
+            cells.append(f"  {f.rps:>11.0f} {f.p50_ms:>7.2f} {f.p99_ms:>7.2f}")
+        print(f"{wl.label:<24}" + "".join(cells))
+
+
+def print_report(
+    kinds: Sequence[str],
+    workloads: Sequence[Workload],
+    summaries: dict[str, dict[str, Summary]],
+    failures: dict[str, str],
+    args: argparse.Namespace,
+) -> list[Verdict]:
+    print()
+    median = f"median of {args.rounds} rounds; " if args.rounds > 1 else ""
+    print_table(
+        f"Peak ({median}closed loop, {args.connections} connections; decisions/s, latency in ms)",
+        kinds, workloads, summaries, "decisions/s", half=False,
+    )  # fmt: skip
+    print()
+    print_table(
+        "At half the peak rate (open loop, h2load --rps; achieved decisions/s, latency in ms)",
+        kinds, workloads, summaries, "rate", half=True,
+    )  # fmt: skip
+    print(
+        "(echo (a): grpc.aio echo for gRPC rows, Starlette echo for /json rows; "
+        "memory (b), redis (c): the rate limit service with that backend)"
+    )
+    print()
+    results = verdicts(summaries, workloads)
+    for v in results:
+        if v.passed is None:
+            why = "failed, see above" if v.why in failures else "not measured"
+            print(f"{v.workload:<24} {v.name:<22} n/a ({v.why} {why})")
+            continue
+        assert v.value is not None
+        value = f"{v.value:5.2f}" + (" ms" if "p99" in v.name else "   ")
+        verdict = "PASS" if v.passed else "FAIL"
+        print(f"{v.workload:<24} {v.name:<22} {value}  target {v.target:<8} {verdict}")
+    passed = sum(1 for v in results if v.passed)
+    failed = sum(1 for v in results if v.passed is False)
+    print(f"\ntargets: {passed} PASS, {failed} FAIL, {len(results) - passed - failed} n/a")
+    return results
+
+
+def write_json(
+    path: Path,
+    *,
+    args: argparse.Namespace,
+    bench: Bench,
+    summaries: dict[str, dict[str, Summary]],
+    results: list[Verdict],
+    failures: dict[str, str],
+    h2load_version: str,
+) -> None:
+    doc = {
+        "config": {
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "rounds": args.rounds,
+            "connections": args.connections,
+            "servers": args.kind_list,
+            "workloads": [wl.label for wl in args.workload_list],
+            "server_cpu": bench.server_cpu,
+            "h2load_cpu": bench.h2load.cpu,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "h2load": h2load_version,
+            "rules": workload.rule_yaml(),
+        },
+        "results": {
+            kind: {label: asdict(s) for label, s in per.items()} for kind, per in summaries.items()
+        },
+        "targets": [asdict(v) for v in results],
+        "failures": failures,
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ratelimit",
+        description="Decisions/s and latency of the rate limit service (memory and Redis "
+        "backends) against grpc.aio and Starlette echo servers, loaded by h2load.",
+    )
+    parser.add_argument(
+        "--duration", type=int, default=5,
+        help="seconds of each measured run, peak and half-rate (default 5)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--warmup", type=int, default=2,
+        help="seconds of unmeasured load before each peak run (default 2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="rounds; servers are interleaved per round and the median is reported",
+    )  # fmt: skip
+    parser.add_argument(
+        "--servers", default=",".join(KINDS),
+        help=f"comma-separated subset of {','.join(KINDS)} (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--protocols", default=",".join(PROTOCOLS),
+        help="comma-separated subset of grpc,http (default: both)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--descriptors", default="1,2", help="descriptors per request, e.g. 1,2 (default)"
+    )
+    parser.add_argument(
+        "--connections", type=int, default=CONNECTIONS,
+        help=f"h2load connections, one request in flight on each (default {CONNECTIONS})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-pin", dest="pin", action="store_false",
+        help="do not pin the server and h2load to different cores with taskset",
+    )  # fmt: skip
+    parser.add_argument(
+        "--redis", default="127.0.0.1:6379", metavar="HOST:PORT",
+        help="the Redis the redis backend uses (default 127.0.0.1:6379)",
+    )  # fmt: skip
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write results as JSON")
+    args = parser.parse_args(argv)
+    for name in ("duration", "warmup", "rounds", "connections"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1")
+    kinds = csv(args.servers)
+    if not kinds or any(k not in KINDS for k in kinds):
+        parser.error(f"--servers: choose from {','.join(KINDS)}")
+    protocols = csv(args.protocols)
+    if not protocols or any(p not in PROTOCOLS for p in protocols):
+        parser.error(f"--protocols: choose from {','.join(PROTOCOLS)}")
+    try:
+        counts = sorted({int(n) for n in csv(args.descriptors)})
+    except ValueError:
+        counts = []
+    if not counts or any(not 1 <= n <= workload.MAX_DESCRIPTORS for n in counts):
+        parser.error(f"--descriptors: integers from 1 to {workload.MAX_DESCRIPTORS}")
+    try:
+        args.redis_target = RedisTarget.parse(args.redis)
+    except ValueError as exc:
+        parser.error(f"--redis: {exc}")
+    args.kind_list = [k for k in KINDS if k in kinds]
+    args.workload_list = [Workload(p, n) for p in PROTOCOLS if p in protocols for n in counts]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    kinds: list[str] = args.kind_list
+    workloads: list[Workload] = args.workload_list
+    try:
+        h2load_exe = find_h2load()
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    h2load_version = version(h2load_exe)
+
+    runs: Runs = {}
+    failures: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-ratelimit-") as tmp:
+        bench = Bench(args, h2load_exe, Path(tmp))
+        pinned = (
+            f"server on CPU {bench.server_cpu}, h2load on CPU {bench.h2load.cpu} (taskset)"
+            if bench.server_cpu is not None
+            else "not pinned"
+        )
+        print(
+            f"bench.ratelimit: {', '.join(kinds)} x {len(workloads)} workloads; "
+            f"{args.rounds} round(s) x ({args.warmup} s warm-up + {args.duration} s peak + "
+            f"{args.duration} s at half peak); h2load -t1 -c{args.connections} -m1 "
+            f"({h2load_version}); {pinned}; {os.cpu_count()} CPUs",
+            flush=True,
+        )
+        for rnd in range(1, args.rounds + 1):
+            prefix = f"(round {rnd}/{args.rounds}) " if args.rounds > 1 else ""
+            run_round(bench, kinds, workloads, runs, failures, prefix)
+
+        # Only servers that completed every round are compared.
+        summaries = {
+            kind: {label: summarize(rs) for label, rs in per.items() if len(rs) == args.rounds}
+            for kind, per in runs.items()
+        }
+        results = print_report(kinds, workloads, summaries, failures, args)
+        if args.json is not None:
+            write_json(
+                args.json, args=args, bench=bench, summaries=summaries, results=results,
+                failures=failures, h2load_version=h2load_version,
+            )  # fmt: skip
+            print(f"\nresults written to {args.json}")
+    if failures:
+        print(f"\nFAILED: {', '.join(failures)} (see the errors above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""The servers under test, each one process (pinned to one core when asked): the grpc.aio
+echo, the Starlette echo, and the rate limit service with the memory or the Redis backend.
+Starting one waits for its ports and then checks one real decision on each; a server that
+exits, does not answer or answers wrongly raises :class:`BenchError` with its output."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import grpc
+import redis
+
+from bench.ratelimit import workload
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2_grpc
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_DEADLINE_S = 30.0
+STOP_GRACE_S = 5.0
+CHECK_TIMEOUT_S = 10.0
+
+GRPC = "grpc"
+HTTP = "http"
+PROTOCOLS: tuple[str, ...] = (GRPC, HTTP)
+ECHO = "echo"
+MEMORY = "memory"
+REDIS = "redis"
+KINDS: tuple[str, ...] = (ECHO, MEMORY, REDIS)
+
+
+class BenchError(Exception):
+    """A server did not start or answered wrongly, or h2load failed."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def indent(text: str) -> str:
+    return "\n".join("    | " + line for line in text.rstrip().splitlines()) or "    | (no output)"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    grpc_port: int | None
+    http_port: int | None
+
+    def port(self, protocol: str) -> int:
+        port = self.grpc_port if protocol == GRPC else self.http_port
+        if port is None:
+            raise BenchError(f"this server has no {protocol} port")
+        return port
+
+    def url(self, protocol: str) -> str:
+        path = workload.GRPC_PATH if protocol == GRPC else workload.JSON_PATH
+        return f"http://127.0.0.1:{self.port(protocol)}{path}"
+
+
+class ServerProcess:
+    """One server process; its stdout and stderr go to a temporary file shown on failure."""
+
+    def __init__(
+        self,
+        name: str,
+        command: Sequence[str],
+        endpoints: Endpoints,
+        *,
+        log: IO[bytes],
+        env: Mapping[str, str] | None = None,
+        cpu: int | None = None,
+    ) -> None:
+        self.name = name
+        self.endpoints = endpoints
+        self._command = ([] if cpu is None else ["taskset", "-c", str(cpu)]) + list(command)
+        self._env = dict(os.environ if env is None else env)
+        self._log = log
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> None:
+        self._proc = subprocess.Popen(
+            self._command,
+            cwd=REPO_ROOT,
+            env=self._env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        ports = [p for p in (self.endpoints.grpc_port, self.endpoints.http_port) if p is not None]
+        deadline = time.monotonic() + START_DEADLINE_S
+        waiting = list(ports)
+        while waiting:
+            if self._proc.poll() is not None:
+                raise BenchError(
+                    f"{self.name}: server exited with status {self._proc.returncode} before "
+                    f"answering on port(s) {', '.join(map(str, waiting))}.\n"
+                    f"    command: {' '.join(self._command)}\n    its output:\n{self.output()}"
+                )
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"{self.name}: server did not answer on port(s) "
+                    f"{', '.join(map(str, waiting))} within {START_DEADLINE_S:.0f} s.\n"
+                    f"    command: {' '.join(self._command)}\n    its output:\n{self.output()}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", waiting[0]), timeout=0.5):
+                    waiting.pop(0)
+            except OSError:
+                time.sleep(0.1)
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def output(self) -> str:
+        self._log.flush()
+        self._log.seek(0)
+        text = self._log.read().decode(errors="replace")
+        self._log.seek(0, os.SEEK_END)
+        return indent(text)
+
+    def stop(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def check_grpc(server: ServerProcess, descriptors: int) -> None:
+    """One ShouldRateLimit call through a real gRPC client: OK, each descriptor counted."""
+    address = f"127.0.0.1:{server.endpoints.port(GRPC)}"
+    with grpc.insecure_channel(address) as channel:
+        stub = rls_pb2_grpc.RateLimitServiceStub(channel)
+        try:
+            response = stub.ShouldRateLimit(
+                workload.request(descriptors), timeout=CHECK_TIMEOUT_S, wait_for_ready=True
+            )
+        except grpc.RpcError as error:
+            raise BenchError(
+                f"{server.name}: gRPC check ({descriptors} descriptor(s)) failed: "
+                f"{error.code()} {error.details()}\n    server output:\n{server.output()}"
+            ) from error
+    problem = workload.check_decision(response, descriptors)
+    if problem is not None:
+        raise BenchError(
+            f"{server.name}: gRPC check ({descriptors} descriptor(s)): {problem}\n"
+            f"    response: {response}\n    server output:\n{server.output()}"
+        )
+
+
+def check_http(server: ServerProcess, descriptors: int) -> None:
+    """One ``POST /json``: 200 and a decision with each descriptor counted."""
+    req = urllib.request.Request(
+        server.endpoints.url(HTTP),
+        data=workload.json_body(descriptors),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=CHECK_TIMEOUT_S) as resp:
+            status: int = resp.status
+            body: bytes = resp.read()
+    except urllib.error.HTTPError as exc:
+        status, body = exc.code, exc.read()
+    except OSError as exc:
+        raise BenchError(
+            f"{server.name}: POST /json failed: {exc}\n    server output:\n{server.output()}"
+        ) from exc
+    problem = None if status == 200 else f"status {status}"
+    problem = problem or workload.check_json_decision(body, descriptors)
+    if problem is not None:
+        raise BenchError(
+            f"{server.name}: /json check ({descriptors} descriptor(s)): {problem}\n"
+            f"    body: {body[:500].decode(errors='replace')}\n"
+            f"    server output:\n{server.output()}"
+        )
+
+
+def check(server: ServerProcess, protocol: str, descriptors: int) -> None:
+    if protocol == GRPC:
+        check_grpc(server, descriptors)
+    else:
+        check_http(server, descriptors)
+
+
+def echo_server(protocol: str, log: IO[bytes], cpu: int | None) -> ServerProcess:
+    """The transport floor of ``protocol``: grpc.aio or Starlette on uvicorn, one process."""
+    port = free_port()
+    if protocol == GRPC:
+        command = [sys.executable, "-m", "bench.ratelimit.echo_grpc", "--port", str(port)]
+        return ServerProcess("grpc.aio echo", command, Endpoints(port, None), log=log, cpu=cpu)
+    command = [
+        sys.executable, "-m", "uvicorn", "bench.ratelimit.echo_http:app",
+        "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--no-access-log",
+        "--log-level", "warning", "--loop", "asyncio", "--http", "httptools",
+    ]  # fmt: skip
+    return ServerProcess("Starlette echo", command, Endpoints(None, port), log=log, cpu=cpu)
+
+
+@dataclass(frozen=True)
+class RedisTarget:
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, url: str) -> RedisTarget:
+        host, _, port = url.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"expected HOST:PORT, not {url!r}")
+        return cls(host, int(port))
+
+    @property
+    def url(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def unique_prefix() -> str:
+    """A CACHE_KEY_PREFIX no other run shares (and without glob characters, for SCAN)."""
+    return f"bench-ratelimit-{os.getpid()}-{secrets.token_hex(4)}:"
+
+
+def ratelimit_server(
+    backend: str,
+    runtime_root: Path,
+    *,
+    redis: RedisTarget,
+    key_prefix: str,
+    log: IO[bytes],
+    cpu: int | None,
+) -> ServerProcess:
+    """``python -m handlers.ratelimit.server`` with one worker, reading the bench's rules."""
+    grpc_port, http_port, debug_port = free_port(), free_port(), free_port()
+    env = dict(os.environ)
+    env.update(
+        {
+            "BACKEND_TYPE": backend,
+            "WORKERS": "1",
+            "GRPC_HOST": "127.0.0.1",
+            "GRPC_PORT": str(grpc_port),
+            "HOST": "127.0.0.1",
+            "PORT": str(http_port),
+            "DEBUG_HOST": "127.0.0.1",
+            "DEBUG_PORT": str(debug_port),
+            "RUNTIME_ROOT": str(runtime_root),
+            "RUNTIME_SUBDIRECTORY": RUNTIME_SUBDIRECTORY,
+            "RUNTIME_APPDIRECTORY": RUNTIME_APPDIRECTORY,
+            "RUNTIME_WATCH_ROOT": "false",
+            "KVSTORE_SOCKET_TYPE": "tcp",
+            "KVSTORE_URL": redis.url,
+            "CACHE_KEY_PREFIX": key_prefix,
+            "LOG_LEVEL": "WARN",
+            "USE_STATSD": "false",
+        }
+    )
+    command = [sys.executable, "-m", "handlers.ratelimit.server"]
+    name = f"ratelimit ({backend})"
+    return ServerProcess(name, command, Endpoints(grpc_port, http_port), log=log, env=env, cpu=cpu)
+
+
+RUNTIME_SUBDIRECTORY = "ratelimit"
+RUNTIME_APPDIRECTORY = "config"
+
+
+def write_rules(runtime_root: Path) -> Path:
+    return workload.write_rules(runtime_root, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY)
+
+
+def redis_counted(target: RedisTarget, prefix: str) -> int:
+    """The sum of the counters under ``prefix``: the hits the service counted in Redis."""
+    client = redis.Redis(host=target.host, port=target.port, socket_timeout=10)
+    try:
+        total = 0
+        for key in client.scan_iter(match=prefix + "*", count=1000):
+            value = client.get(key)
+            if value is not None:
+                total += int(value)
+        return total
+    finally:
+        client.close()
+
+
+def redis_delete(target: RedisTarget, prefix: str) -> int:
+    """Delete every key under ``prefix``; how many there were."""
+    client = redis.Redis(host=target.host, port=target.port, socket_timeout=10)
+    try:
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        if keys:
+            client.delete(*keys)
+        return len(keys)
+    finally:
+        client.close()
+
+
+def redis_ping(target: RedisTarget) -> str | None:
+    """Why Redis cannot be used, or None."""
+    client = redis.Redis(host=target.host, port=target.port, socket_timeout=3)
+    try:
+        client.ping()
+        return None
+    except redis.RedisError as error:
+        return f"Redis at {target.url} does not answer PING ({error}); `make services` starts it"
+    finally:
+        client.close()

@@ -3,22 +3,51 @@ second instance that holds the per-second limits.
 
 Commands are the upstream's: for each increment ``INCRBY key amount`` then
 ``EXPIRE key seconds``; :meth:`RedisStore.get` sends ``GET``. Single and sentinel send all
-of a call's commands for one instance as one pipeline (one write, one read). Cluster sends
-each key's commands as one pipeline to the master serving its slot (so INCRBY and EXPIRE of
-a key stay together), ``cluster_pipeline_parallelism`` keys at a time (1: one after the
-other, 0: up to the pool size, N: at most the pool size). With a per-second instance the
-two instances' pipelines run concurrently.
+of a call's commands for one instance together, adjacent, in one batch. Cluster sends each
+key's commands (INCRBY and EXPIRE of a key together) in a batch of the master serving its
+slot, ``cluster_pipeline_parallelism`` keys of a call at a time (1: one after the other, 0:
+up to the pool size, N: at most the pool size). With a per-second instance the two
+instances are called concurrently.
+
+**Batching (implicit pipelining).** The calls of concurrent callers to one server are
+coalesced: a call's encoded commands are queued, and the queue is flushed as **one write on
+one connection**, whose replies are handed back to each call in order, so each call gets
+exactly what it would have got alone (its commands stay adjacent; Redis runs a connection's
+commands in order). ``pipeline_window`` (seconds) is when the queue is flushed: 0 (the
+default) as soon as the event loop is free, i.e. the calls made in one pass of the loop go
+together and a lone call waits for nothing; > 0, that long after the first queued call, to
+gather more calls per write at the cost of that much latency (upstream applies its window,
+radix's write flush interval, in cluster mode only; here it applies to every type; the
+event loop's timers wake it with about millisecond granularity, so a window below 1 ms acts
+as about 1 ms). Commands are encoded here and replies parsed with ``hiredis`` on an asyncio
+protocol (:mod:`~handlers.ratelimit.backends.redis_protocol`), not with redis-py's
+connections.
+
+**Pool.** ``pool_size`` bounds the connections per server, as before, and each connection
+carries one batch at a time, so it bounds the batches in flight. A batch goes to an idle
+connection, or to a new one while the pool is below its size (connections open lazily);
+while every connection has a batch in flight, new calls queue and all go in the next batch,
+sent on the first connection that comes free. ``pool_on_empty_behavior`` decides how long
+that batch waits for one: ``WAIT`` until one is free; ``ERROR``: its calls fail after
+``pool_on_empty_wait_duration``; ``CREATE``: after that wait, an overflow connection is
+opened for it, and closed when it is released over size. Under load the pool rarely fills:
+one connection carries the calls of a whole loop pass.
+
+**Failures.** ``timeout`` bounds connecting, and each batch from its write to its last
+reply. A failed batch (connection lost or killed, timeout, a protocol error, an
+authentication error reply) fails every call of that batch, and only those, with
+:class:`BackendError`; its connection is closed and the next batch uses a fresh one. An
+error reply (WRONGTYPE, ...) fails only the call it answers. A cancelled call's commands may
+still run (they may already be on the wire); the other calls of its batch are unaffected.
 
 Settings (:class:`~handlers.ratelimit.settings.KvStoreSettings`, one per instance):
 ``socket_type`` and ``url`` (``host:port``, a unix socket path, or ``redis://`` URLs with
 credentials; sentinel ``master,host:port,...``; cluster ``host:port,...``), ``type``,
-``pool_size`` (connections per server), ``timeout`` (connect, and each round trip),
-``pool_on_empty_behavior`` / ``pool_on_empty_wait_duration``, ``tls`` with
-``tls_client_cert`` / ``tls_client_key`` / ``tls_cacert`` (TCP only) and
-``tls_skip_hostname_verification`` (the certificate chain is still verified), ``auth``,
-``sentinel_auth``, ``cluster_pipeline_parallelism`` and ``startup_max_elapsed_time``.
-``pipeline_window`` is accepted and has no effect: writes are never buffered across calls,
-each call's pipeline is flushed at once (what upstream does with a window of 0).
+``pool_size``, ``timeout``, ``pool_on_empty_behavior`` / ``pool_on_empty_wait_duration``,
+``pipeline_window``, ``tls`` with ``tls_client_cert`` / ``tls_client_key`` /
+``tls_cacert`` (TCP only) and ``tls_skip_hostname_verification`` (the certificate chain is
+still verified), ``auth``, ``sentinel_auth``, ``cluster_pipeline_parallelism`` and
+``startup_max_elapsed_time``.
 
 Every failure (connection, timeout, empty pool under ERROR, error reply) raises
 :class:`BackendError` with the Redis error text. URLs are logged with credentials masked.
@@ -35,24 +64,27 @@ from functools import partial
 from typing import Any, TypeVar
 
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import RedisError
 
 from handlers.ratelimit.backends.base import BackendError, Increment
 from handlers.ratelimit.backends.redis_connections import (
     ClusterRouter,
-    Command,
     ConnectionPool,
     Endpoint,
+    Pipeliner,
     PoolStats,
     SentinelMaster,
-    SentinelMasterConnection,
-    SentinelMasterSSLConnection,
     connection_class,
     connection_options,
-    execute_pipeline,
     mask_credentials,
     parse_endpoint,
+    redis_connection,
+)
+from handlers.ratelimit.backends.redis_protocol import (
+    RedisConnection,
+    encode_command,
+    encode_get,
+    encode_increment,
 )
 from handlers.ratelimit.settings import KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
@@ -71,49 +103,43 @@ STARTUP_MAX_INTERVAL = 30.0
 STARTUP_MULTIPLIER = 2.0
 STARTUP_RANDOMIZATION = 0.5
 
-Group = tuple[str, Sequence[Command]]
+_PING = encode_command("PING")
+
+Group = tuple[str, bytes, int]
+"""The encoded commands on one key, and how many replies they get."""
 T = TypeVar("T")
 
 
 class _PipelineInstance:
-    """single or sentinel: one pool; a call's commands go in one pipeline."""
+    """single or sentinel: one pipeliner; a call's commands go in one batch."""
 
-    def __init__(
-        self, pool: ConnectionPool, timeout: float | None, master: SentinelMaster | None
-    ) -> None:
-        self.pool = pool
-        self._timeout = timeout
+    def __init__(self, pipeliner: Pipeliner, master: SentinelMaster | None) -> None:
+        self.pipeliner = pipeliner
         self._master = master
 
+    @property
+    def pool(self) -> ConnectionPool:
+        return self.pipeliner.pool
+
     async def run(self, groups: Sequence[Group]) -> list[Any]:
-        commands = [command for _, group in groups for command in group]
-        connection = await self.pool.acquire()
-        try:
-            replies = await execute_pipeline(connection, commands, self._timeout)
-            for reply in replies:
-                if isinstance(reply, ReadOnlyError):
-                    # a demoted master (after a failover): reconnect, re-resolving the master
-                    self.pool.invalidate()
-                    break
-        except RedisConnectionError:
-            if self._master is not None:  # the master may have moved
-                self.pool.invalidate()
-            raise
-        finally:
-            self.pool.release(connection)
-        return replies
+        if len(groups) == 1:
+            _, data, count = groups[0]
+            return await self.pipeliner.submit(data, count)
+        data = b"".join([group[1] for group in groups])
+        return await self.pipeliner.submit(data, sum([group[2] for group in groups]))
 
     def connected(self) -> bool:
-        return self.pool.active > 0
+        return self.pipeliner.connected()
 
     async def close(self) -> None:
-        await self.pool.close()
+        await self.pipeliner.close()
         if self._master is not None:
             await self._master.close()
 
 
 class _ClusterInstance:
-    """cluster: one pipeline per key, ``parallelism`` keys at a time."""
+    """cluster: each key's commands in the batch of its node, ``parallelism`` keys of a call
+    at a time."""
 
     def __init__(self, router: ClusterRouter, parallelism: int) -> None:
         self.router = router
@@ -122,16 +148,19 @@ class _ClusterInstance:
     async def run(self, groups: Sequence[Group]) -> list[Any]:
         if self._parallelism == 1 or len(groups) == 1:
             replies: list[Any] = []
-            for key, commands in groups:
-                replies += await self.router.run(key, commands)
+            for key, data, count in groups:
+                replies += await self.router.run(key, data, count)
             return replies
-        limit = asyncio.Semaphore(self._parallelism)
+        if self._parallelism >= len(groups):
+            results = await _gather_all([self.router.run(*group) for group in groups])
+        else:
+            limit = asyncio.Semaphore(self._parallelism)
 
-        async def bounded(key: str, commands: Sequence[Command]) -> list[Any]:
-            async with limit:
-                return await self.router.run(key, commands)
+            async def bounded(key: str, data: bytes, count: int) -> list[Any]:
+                async with limit:
+                    return await self.router.run(key, data, count)
 
-        results = await _gather_all([bounded(key, commands) for key, commands in groups])
+            results = await _gather_all([bounded(*group) for group in groups])
         return [reply for result in results for reply in result]
 
     def connected(self) -> bool:
@@ -222,8 +251,8 @@ def _build(settings: KvStoreSettings, stats: PoolStats) -> _Instance:
     if settings.auth:
         logger.info("enabling authentication to redis on %s", masked)
 
-    def pool(factory: Callable[[], AbstractConnection]) -> ConnectionPool:
-        return ConnectionPool(
+    def pipeliner(factory: Callable[[], RedisConnection]) -> Pipeliner:
+        pool = ConnectionPool(
             factory,
             size=settings.pool_size,
             stats=stats,
@@ -231,15 +260,13 @@ def _build(settings: KvStoreSettings, stats: PoolStats) -> _Instance:
             wait_duration=settings.pool_on_empty_wait_duration,
             connect_timeout=timeout,
         )
+        return Pipeliner(pool, window=settings.pipeline_window)
 
     try:
         if kind == "single":
             endpoint = parse_endpoint(settings.url, settings.socket_type)
-            factory: Callable[[], AbstractConnection] = partial(
-                connection_class(settings, endpoint),
-                **connection_options(settings, endpoint, settings.auth),
-            )
-            return _PipelineInstance(pool(factory), timeout, None)
+            factory = redis_connection(settings, endpoint, settings.auth)
+            return _PipelineInstance(pipeliner(factory), None)
         if kind == "sentinel":
             items = settings.url.split(",")
             if len(items) < 2:
@@ -250,10 +277,11 @@ def _build(settings: KvStoreSettings, stats: PoolStats) -> _Instance:
                 options = connection_options(settings, endpoint, settings.sentinel_auth)
                 sentinels.append(partial(connection_class(settings, endpoint), **options))
             master = SentinelMaster(items[0].strip(), sentinels, timeout)
-            master_class = SentinelMasterSSLConnection if settings.tls else SentinelMasterConnection
-            options = connection_options(settings, Endpoint(), settings.auth)
-            factory = partial(master_class, master=master, **options)
-            instance = _PipelineInstance(pool(factory), timeout, master)
+            factory = redis_connection(settings, Endpoint(), settings.auth, resolve=master.address)
+            instance = _PipelineInstance(pipeliner(factory), master)
+            # the master may have moved: reconnect (re-resolving) after a connection error,
+            # and at once when the sentinels announce a failover
+            instance.pipeliner.on_connection_error = instance.pool.invalidate
             master.on_switch = instance.pool.invalidate
             return instance
         if kind == "cluster":
@@ -262,21 +290,20 @@ def _build(settings: KvStoreSettings, stats: PoolStats) -> _Instance:
                 raise BackendError("Expected a list of cluster node urls: <host:port>,...")
             first = seeds[0]
 
-            def node_pool(host: str, port: int) -> ConnectionPool:
+            def node(host: str, port: int) -> Pipeliner:
                 # every node with the credentials and scheme of the first seed
-                node = Endpoint(
+                endpoint = Endpoint(
                     host=host,
                     port=port,
                     username=first.username,
                     password=first.password,
                     tls=first.tls,
                 )
-                options = connection_options(settings, node, settings.auth)
-                return pool(partial(connection_class(settings, node), **options))
+                return pipeliner(redis_connection(settings, endpoint, settings.auth))
 
             parallelism = settings.cluster_pipeline_parallelism
             parallelism = settings.pool_size if parallelism <= 0 else parallelism
-            router = ClusterRouter(seeds, node_pool, timeout)
+            router = ClusterRouter(seeds, node)
             return _ClusterInstance(router, min(parallelism, settings.pool_size))
     except ValueError as error:
         raise BackendError(str(error)) from error
@@ -291,19 +318,33 @@ async def _run(instance: _Instance, groups: Sequence[Group]) -> list[Any]:
 
 
 async def _increment(instance: _Instance, increments: Sequence[Increment]) -> list[int]:
-    groups = [
-        (inc.key, [("INCRBY", inc.key, inc.amount), ("EXPIRE", inc.key, inc.expire_seconds)])
-        for inc in increments
-    ]
-    replies = await _run(instance, groups)
+    try:
+        if isinstance(instance, _PipelineInstance):  # the hot path: one batch, no groups
+            if len(increments) == 1:
+                inc = increments[0]
+                data = encode_increment(inc.key, inc.amount, inc.expire_seconds)
+            else:
+                data = b"".join(
+                    [encode_increment(i.key, i.amount, i.expire_seconds) for i in increments]
+                )
+            replies = await instance.pipeliner.submit(data, 2 * len(increments))
+        else:
+            replies = await instance.run(
+                [
+                    (inc.key, encode_increment(inc.key, inc.amount, inc.expire_seconds), 2)
+                    for inc in increments
+                ]
+            )
+    except RedisError as error:
+        raise BackendError(str(error) or type(error).__name__) from error
     for reply in replies[1::2]:
-        if isinstance(reply, ResponseError):
+        if isinstance(reply, Exception):
             raise BackendError(str(reply))
-    return [_integer(reply) for reply in replies[::2]]
+    return [reply if type(reply) is int else _integer(reply) for reply in replies[::2]]
 
 
 async def _get(instance: _Instance, keys: Sequence[str]) -> list[int]:
-    replies = await _run(instance, [(key, [("GET", key)]) for key in keys])
+    replies = await _run(instance, [(key, encode_get(key), 1) for key in keys])
     return [_integer(reply) for reply in replies]
 
 
@@ -312,7 +353,7 @@ def _integer(reply: Any) -> int:
         return reply
     if reply is None:
         return 0
-    if isinstance(reply, ResponseError):
+    if isinstance(reply, Exception):
         raise BackendError(str(reply))
     try:
         return int(reply)
@@ -337,8 +378,8 @@ async def _gather_all(awaitables: Sequence[Awaitable[T]]) -> list[T]:
 
 
 async def _ping(instance: _Instance) -> None:
-    (reply,) = await _run(instance, [("", [("PING",)])])
-    if isinstance(reply, ResponseError):
+    (reply,) = await _run(instance, [("", _PING, 1)])
+    if isinstance(reply, Exception):
         raise BackendError(str(reply))
     if reply not in (b"PONG", "PONG"):
         raise BackendError(f"unexpected reply to PING: {reply!r}")

@@ -1,19 +1,24 @@
 """Connections to Redis for :mod:`handlers.ratelimit.backends.redis`.
 
-URL parsing and credential masking, a bounded connection pool with the upstream's
-pool-on-empty behaviours and ``cx_*`` stats, one-round-trip pipelines, sentinel master
-discovery and cluster slot routing. Connections are redis-py's asyncio ones (hiredis
-parser when installed); pooling, timeouts and routing are done here so that every call is
-exactly one write and one read per server.
+URL parsing and credential masking; a bounded connection pool with the upstream's
+pool-on-empty behaviours and ``cx_*`` stats; :class:`Pipeliner`, which batches the calls of
+concurrent callers into one write per connection (implicit pipelining); sentinel master
+discovery and cluster slot routing.
+
+Data connections are :class:`~handlers.ratelimit.backends.redis_protocol.RedisConnection`
+(RESP encoded here, replies parsed by hiredis, on an asyncio protocol). The sentinels are
+asked with redis-py's asyncio connections: they are not on the hot path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import ssl
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -29,15 +34,21 @@ from redis.exceptions import AskError, MovedError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from handlers.ratelimit.backends.redis_protocol import (
+    Call,
+    Command,
+    RedisConnection,
+    encode_command,
+    fail,
+)
 from handlers.ratelimit.settings import KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
 
 logger = logging.getLogger(__name__)
 
-Command = tuple[str | int, ...]
-"""One Redis command: its name then its arguments."""
-
 _MAX_REDIRECTS = 5
+_CLUSTER_SLOTS = encode_command("CLUSTER", "SLOTS")
+_ASKING = encode_command("ASKING")
 
 
 def mask_credentials(url: str) -> str:
@@ -107,9 +118,58 @@ def parse_endpoint(text: str, socket_type: str = "tcp") -> Endpoint:
     return Endpoint(host=host.strip("[]") or "localhost", port=int(port))
 
 
+def tls_context(settings: KvStoreSettings) -> Callable[[], ssl.SSLContext]:
+    """The TLS context of an instance, made at its first use (so that unreadable files fail
+    calls, not the construction): the system CAs plus ``tls_cacert``, certificates always
+    verified, host names unless ``tls_skip_hostname_verification``, and the client
+    certificate when ``tls_client_cert`` and ``tls_client_key`` are set."""
+
+    @functools.cache
+    def make() -> ssl.SSLContext:
+        context = ssl.create_default_context()
+        context.check_hostname = not settings.tls_skip_hostname_verification
+        context.verify_mode = ssl.CERT_REQUIRED
+        if settings.tls_cacert:
+            context.load_verify_locations(cafile=settings.tls_cacert)
+        if settings.tls_client_cert and settings.tls_client_key:
+            context.load_cert_chain(settings.tls_client_cert, settings.tls_client_key)
+        return context
+
+    return make
+
+
+def redis_connection(
+    settings: KvStoreSettings,
+    endpoint: Endpoint,
+    auth: str,
+    *,
+    tls: Callable[[], ssl.SSLContext] | None = None,
+    resolve: Callable[[], Awaitable[tuple[str, int]]] | None = None,
+) -> Callable[[], RedisConnection]:
+    """A factory of data connections to ``endpoint``: credentials from its URL, else from
+    ``auth``; TLS (``tls``, TCP only) when the settings or a ``rediss://`` URL ask for it;
+    ``resolve`` gives the address at each connect (sentinel)."""
+    user, password = split_auth(auth)
+    timeout = settings.timeout if settings.timeout > 0 else None
+    secure = (settings.tls or endpoint.tls) and not endpoint.path
+    return functools.partial(
+        RedisConnection,
+        host=endpoint.host,
+        port=endpoint.port,
+        path=endpoint.path,
+        username=endpoint.username or user,
+        password=endpoint.password or password,
+        db=endpoint.db,
+        tls=(tls or tls_context(settings)) if secure else None,
+        resolve=resolve,
+        timeout=timeout,
+    )
+
+
 def connection_options(settings: KvStoreSettings, endpoint: Endpoint, auth: str) -> dict[str, Any]:
-    """Keyword arguments of a redis-py connection to ``endpoint``: credentials from its URL,
-    else from ``auth``; TLS as set (TCP only); RESP2 and nothing sent on connect but AUTH."""
+    """Keyword arguments of a redis-py connection to ``endpoint`` (a sentinel): credentials
+    from its URL, else from ``auth``; TLS as set (TCP only); RESP2 and nothing sent on
+    connect but AUTH."""
     user, password = split_auth(auth)
     timeout = settings.timeout if settings.timeout > 0 else None
     options: dict[str, Any] = {
@@ -138,13 +198,14 @@ def connection_options(settings: KvStoreSettings, endpoint: Endpoint, auth: str)
 
 
 def connection_class(settings: KvStoreSettings, endpoint: Endpoint) -> type[AbstractConnection]:
+    """The redis-py connection class for a sentinel."""
     if endpoint.path:
         return UnixDomainSocketConnection
     return SSLConnection if settings.tls or endpoint.tls else Connection
 
 
 def describe(connection: AbstractConnection) -> str:
-    """The server a connection talks to, for error messages."""
+    """The server a redis-py connection talks to, for error messages."""
     path = getattr(connection, "path", "")
     if path:
         return str(path)
@@ -180,14 +241,16 @@ class PoolStats:
 class ConnectionPool:
     """Up to ``size`` connections to one server, connected lazily and reused LIFO.
 
-    When all are in use, ``on_empty`` decides: ``WAIT`` blocks until one is released,
-    ``ERROR`` fails after ``wait_duration``, ``CREATE`` opens an overflow connection after
-    ``wait_duration`` (closed when released while the pool is over size).
+    :meth:`take` hands out an idle connection that is ready to use, or nothing, without
+    waiting; :meth:`acquire` waits for one, connecting or reconnecting it as needed. When all
+    are in use, ``on_empty`` decides: ``WAIT`` blocks until one is released, ``ERROR`` fails
+    after ``wait_duration``, ``CREATE`` opens an overflow connection after ``wait_duration``
+    (closed when released while the pool is over size).
     """
 
     def __init__(
         self,
-        factory: Callable[[], AbstractConnection],
+        factory: Callable[[], RedisConnection],
         *,
         size: int,
         stats: PoolStats,
@@ -203,13 +266,12 @@ class ConnectionPool:
         self._on_empty = on_empty
         self._wait_duration = max(0.0, wait_duration)
         self._connect_timeout = connect_timeout
-        self._idle: list[AbstractConnection] = []
-        self._members: set[AbstractConnection] = set()
-        self._open: set[AbstractConnection] = set()
+        self._idle: list[RedisConnection] = []
+        self._members: set[RedisConnection] = set()
+        self._open: set[RedisConnection] = set()
         self._generation = 0
-        self._connected_in: dict[AbstractConnection, int] = {}
-        self._waiters: deque[asyncio.Future[AbstractConnection]] = deque()
-        self._closing: set[asyncio.Task[None]] = set()
+        self._connected_in: dict[RedisConnection, int] = {}
+        self._waiters: deque[asyncio.Future[RedisConnection]] = deque()
         self._closed = False
 
     @property
@@ -226,7 +288,17 @@ class ConnectionPool:
         """Connections open to the server."""
         return len(self._open)
 
-    async def acquire(self) -> AbstractConnection:
+    def take(self) -> RedisConnection | None:
+        """The most recently used idle connection when it is open and current (no waiting),
+        else ``None``: then :meth:`acquire`."""
+        idle = self._idle
+        if idle:
+            connection = idle[-1]
+            if connection.is_connected and self._connected_in.get(connection) == self._generation:
+                return idle.pop()
+        return None
+
+    async def acquire(self) -> RedisConnection:
         """A connected connection; give it back with :meth:`release`."""
         if self._closed:
             raise RedisConnectionError("connection pool is closed")
@@ -243,7 +315,7 @@ class ConnectionPool:
             raise
         return connection
 
-    def release(self, connection: AbstractConnection) -> None:
+    def release(self, connection: RedisConnection) -> None:
         """Give a connection back (to a waiter first). A broken one stays, disconnected,
         and reconnects on its next use."""
         self._forget_if_closed(connection)
@@ -275,16 +347,15 @@ class ConnectionPool:
         await asyncio.gather(*(c.disconnect() for c in connections), return_exceptions=True)
         for connection in connections:
             self._forget_if_closed(connection)
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
 
-    def _new(self) -> AbstractConnection:
+    def _new(self) -> RedisConnection:
         connection = self._factory()
+        connection.on_close = self._forget_if_closed
         self._members.add(connection)
         return connection
 
-    async def _wait(self) -> AbstractConnection:
-        waiter: asyncio.Future[AbstractConnection] = asyncio.get_running_loop().create_future()
+    async def _wait(self) -> RedisConnection:
+        waiter: asyncio.Future[RedisConnection] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         timeout = None if self._on_empty == "WAIT" else self._wait_duration
         try:
@@ -304,57 +375,162 @@ class ConnectionPool:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
 
-    async def _ready(self, connection: AbstractConnection) -> None:
+    async def _ready(self, connection: RedisConnection) -> None:
         if connection.is_connected:
-            try:
-                # EOF or unread bytes: the server closed it, or a reply was left behind
-                stale = (
-                    self._connected_in.get(connection) != self._generation
-                    or await connection.can_read()
-                )
-            except (RedisError, OSError):
-                stale = True
-            if not stale:
+            if self._connected_in.get(connection) == self._generation:
                 return
-            await connection.disconnect(nowait=True)
+            connection.close()  # connected before invalidate(): reconnect
             self._forget_if_closed(connection)
         try:
             async with asyncio.timeout(self._connect_timeout):
-                await connection.connect()  # type: ignore[no-untyped-call]
+                await connection.connect()
         except TimeoutError:
-            await connection.disconnect(nowait=True)
-            raise RedisTimeoutError(f"Timeout connecting to {describe(connection)}") from None
+            connection.close()
+            raise RedisTimeoutError(f"Timeout connecting to {connection.address}") from None
         self._open.add(connection)
         self._connected_in[connection] = self._generation
         self._stats.opened()
 
-    def _forget_if_closed(self, connection: AbstractConnection) -> None:
+    def _forget_if_closed(self, connection: RedisConnection) -> None:
         if connection in self._open and not connection.is_connected:
             self._open.discard(connection)
             self._stats.closed()
 
-    def _discard(self, connection: AbstractConnection) -> None:
+    def _discard(self, connection: RedisConnection) -> None:
         self._members.discard(connection)
         self._connected_in.pop(connection, None)
         if connection in self._idle:
             self._idle.remove(connection)
-        if connection.is_connected:
-            task = asyncio.ensure_future(self._disconnect(connection))
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
-
-    async def _disconnect(self, connection: AbstractConnection) -> None:
-        try:
-            await connection.disconnect()
-        except RedisError as error:  # already gone: nothing to do
-            logger.debug("closing a Redis connection failed: %s", error)
+        connection.close()
         self._forget_if_closed(connection)
+
+
+class Pipeliner:
+    """Calls to one server, batched across callers (implicit pipelining).
+
+    :meth:`call` queues a call's encoded commands. The queue is flushed when the event loop
+    is next free (``window`` 0), or ``window`` seconds after its first call: every call
+    queued by then goes in one write on one connection, and each call gets its own replies
+    back, in order. A connection carries one batch at a time; while every connection of the
+    pool has a batch in flight (the pool's on-empty behaviour deciding how long to wait for
+    one, or whether to open an overflow one), calls keep queueing and all go in the next
+    batch. A failed batch (connection lost, timeout) fails all of its calls and nothing else;
+    its connection reconnects at its next use.
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        *,
+        window: float = 0.0,
+        on_connection_error: Callable[[], None] | None = None,
+    ) -> None:
+        self.pool = pool
+        self._window = max(0.0, window)
+        self.on_connection_error = on_connection_error
+        """Called when a connection fails or cannot be opened (sentinel: the master may have
+        moved)."""
+        self._payloads: list[bytes] = []
+        self._calls: list[Call] = []
+        self._count = 0
+        self._scheduled = False
+        self._acquiring: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def submit(self, data: bytes, count: int) -> asyncio.Future[list[Any]]:
+        """Queue ``data`` (encoded commands with ``count`` replies); the future gets the
+        replies (error replies as exception values), or the failure of its batch."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        if self._closed:
+            future.set_exception(RedisConnectionError("connection pool is closed"))
+            return future
+        if count <= 0:
+            future.set_result([])
+            return future
+        self._payloads.append(data)
+        self._calls.append((future, count))
+        self._count += count
+        if not self._scheduled and self._acquiring is None:
+            self._scheduled = True
+            if self._window > 0:
+                loop.call_later(self._window, self._flush)
+            else:
+                loop.call_soon(self._flush)
+        return future
+
+    async def call(self, data: bytes, count: int) -> list[Any]:
+        return await self.submit(data, count)
+
+    def connected(self) -> bool:
+        return self.pool.active > 0
+
+    async def close(self) -> None:
+        self._closed = True
+        fail(self._take_queue()[1], RedisConnectionError("connection pool is closed"))
+        acquiring = self._acquiring
+        if acquiring is not None:
+            acquiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await acquiring
+        await self.pool.close()
+
+    def _take_queue(self) -> tuple[bytes, list[Call], int]:
+        payloads, calls, count = self._payloads, self._calls, self._count
+        self._payloads, self._calls, self._count = [], [], 0
+        return (payloads[0] if len(payloads) == 1 else b"".join(payloads)), calls, count
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        if not self._calls or self._acquiring is not None:
+            return
+        connection = self.pool.take()
+        if connection is None:  # none free now: wait for one; calls queue meanwhile
+            self._acquiring = asyncio.get_running_loop().create_task(self._acquire())
+            return
+        connection.send(*self._take_queue(), self._finished)
+
+    async def _acquire(self) -> None:
+        try:
+            connection = await self.pool.acquire()
+        except asyncio.CancelledError:
+            self._acquiring = None
+            raise
+        except Exception as error:
+            self._acquiring = None
+            failure = error if isinstance(error, RedisError) else RedisConnectionError(str(error))
+            fail(self._take_queue()[1], failure)
+            if isinstance(failure, RedisConnectionError) and not isinstance(
+                failure, PoolEmptyError
+            ):
+                self._connection_error()
+            return
+        self._acquiring = None
+        if not self._calls:
+            self.pool.release(connection)
+            return
+        connection.send(*self._take_queue(), self._finished)
+
+    def _finished(self, connection: RedisConnection, failure: BaseException | None) -> None:
+        if connection.readonly:  # a demoted master (after a failover): reconnect, re-resolving
+            connection.readonly = False
+            self.pool.invalidate()
+        self.pool.release(connection)
+        if isinstance(failure, RedisConnectionError):
+            self._connection_error()
+        if self._calls and not self._scheduled and self._acquiring is None:
+            self._flush()
+
+    def _connection_error(self) -> None:
+        if self.on_connection_error is not None:
+            self.on_connection_error()
 
 
 async def execute_pipeline(
     connection: AbstractConnection, commands: Sequence[Command], time_limit: float | None
 ) -> list[Any]:
-    """Send ``commands`` in one write and read their replies: one round trip.
+    """Send ``commands`` in one write on a redis-py connection (a sentinel) and read their
+    replies: one round trip.
 
     Error replies come back as :class:`ResponseError` values. A failure of the connection
     (or ``time_limit`` passing, which covers the write and every read) disconnects it and
@@ -464,50 +640,28 @@ class SentinelMaster:
         await asyncio.gather(*(s.disconnect() for s in self._sentinels), return_exceptions=True)
 
 
-class SentinelMasterConnection(Connection):
-    """A connection to whichever server the sentinels name as master, resolved at every
-    (re)connect."""
-
-    def __init__(self, *, master: SentinelMaster, **kwargs: Any) -> None:
-        self.master = master
-        super().__init__(**kwargs)
-
-    async def _connect(self) -> None:
-        self.host, self.port = await self.master.address()
-        await super()._connect()  # type: ignore[no-untyped-call]
-
-
-class SentinelMasterSSLConnection(SentinelMasterConnection, SSLConnection):
-    """:class:`SentinelMasterConnection` over TLS."""
-
-
 class ClusterRouter:
     """Sends each key's commands to the master serving its slot (``CLUSTER SLOTS``),
-    following ``MOVED`` and ``ASK`` redirections; one pool per node."""
+    following ``MOVED`` and ``ASK`` redirections; one :class:`Pipeliner` per node, so the
+    keys of concurrent calls on one node share its batches."""
 
-    def __init__(
-        self,
-        seeds: Sequence[Endpoint],
-        make_pool: Callable[[str, int], ConnectionPool],
-        timeout: float | None,
-    ) -> None:
+    def __init__(self, seeds: Sequence[Endpoint], make_node: Callable[[str, int], Pipeliner]):
         self._seeds = [(seed.host, seed.port) for seed in seeds]
-        self._make_pool = make_pool
-        self._timeout = timeout
-        self._pools: dict[tuple[str, int], ConnectionPool] = {}
-        self._slots: list[ConnectionPool | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+        self._make_node = make_node
+        self._nodes: dict[tuple[str, int], Pipeliner] = {}
+        self._slots: list[Pipeliner | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
         self._stale = True
         self._lock = asyncio.Lock()
 
     @property
-    def pools(self) -> dict[tuple[str, int], ConnectionPool]:
-        """Node address -> its pool."""
-        return self._pools
+    def nodes(self) -> dict[tuple[str, int], Pipeliner]:
+        """Node address -> its pipeliner."""
+        return self._nodes
 
-    def pool(self, host: str, port: int) -> ConnectionPool:
-        found = self._pools.get((host, port))
+    def node(self, host: str, port: int) -> Pipeliner:
+        found = self._nodes.get((host, port))
         if found is None:
-            found = self._pools[(host, port)] = self._make_pool(host, port)
+            found = self._nodes[(host, port)] = self._make_node(host, port)
         return found
 
     async def refresh(self, *, force: bool = False) -> None:
@@ -516,26 +670,19 @@ class ClusterRouter:
             if not (self._stale or force):
                 return
             failures = []
-            for address in dict.fromkeys([*self._pools, *self._seeds]):
-                pool = self.pool(*address)
+            for address in dict.fromkeys([*self._nodes, *self._seeds]):
                 try:
-                    connection = await pool.acquire()
-                    try:
-                        (reply,) = await execute_pipeline(
-                            connection, [("CLUSTER", "SLOTS")], self._timeout
-                        )
-                    finally:
-                        pool.release(connection)
+                    (reply,) = await self.node(*address).call(_CLUSTER_SLOTS, 1)
                 except RedisError as error:
                     failures.append(f"{address[0]}:{address[1]}: {error}")
                     continue
-                if isinstance(reply, ResponseError):
+                if isinstance(reply, Exception):
                     failures.append(f"{address[0]}:{address[1]}: {reply}")
                     continue
-                slots: list[ConnectionPool | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
+                slots: list[Pipeliner | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
                 for start, end, primary, *_ in reply:
                     host = _text(primary[0]) or address[0]
-                    slots[start : end + 1] = [self.pool(host, int(primary[1]))] * (end - start + 1)
+                    slots[start : end + 1] = [self.node(host, int(primary[1]))] * (end - start + 1)
                 self._slots = slots
                 self._stale = False
                 return
@@ -543,45 +690,42 @@ class ClusterRouter:
                 "could not load the cluster slots from any node: " + "; ".join(failures)
             )
 
-    async def run(self, key: str, commands: Sequence[Command]) -> list[Any]:
-        """``commands`` (all on ``key``) in one pipeline to the node serving ``key``."""
+    async def run(self, key: str, data: bytes, count: int) -> list[Any]:
+        """``data`` (encoded commands on ``key``, ``count`` replies) in one batch of the node
+        serving ``key``."""
         if self._stale:
             await self.refresh()
         slot = key_slot(key.encode())
-        pool = self._slots[slot]
-        if pool is None:
+        node = self._slots[slot]
+        if node is None:
             raise RedisConnectionError(f"CLUSTERDOWN Hash slot {slot} not served")
         asking = False
         for _ in range(_MAX_REDIRECTS):
-            sent: Sequence[Command] = [("ASKING",), *commands] if asking else commands
             try:
-                connection = await pool.acquire()
-                try:
-                    replies = await execute_pipeline(connection, sent, self._timeout)
-                finally:
-                    pool.release(connection)
+                if asking:  # ASKING applies to the next command: it travels with them
+                    replies = (await node.call(_ASKING + data, count + 1))[1:]
+                else:
+                    replies = await node.call(data, count)
             except PoolEmptyError:
                 raise
             except (RedisConnectionError, RedisTimeoutError):  # a node gone or moved: reload
                 self._stale = True
                 raise
-            if asking:
-                replies = replies[1:]
             redirect = next((r for r in replies if isinstance(r, AskError)), None)
             if redirect is None:
                 return replies
-            pool = self.pool(redirect.host, redirect.port)
+            node = self.node(redirect.host, redirect.port)
             asking = not isinstance(redirect, MovedError)
             if not asking:
-                self._slots[redirect.slot_id] = pool
+                self._slots[redirect.slot_id] = node
                 self._stale = True
         raise RedisConnectionError(f"too many cluster redirections for key {key}")
 
     def connected(self) -> bool:
-        return any(pool.active for pool in self._pools.values())
+        return any(node.connected() for node in self._nodes.values())
 
     async def close(self) -> None:
-        await asyncio.gather(*(pool.close() for pool in self._pools.values()))
+        await asyncio.gather(*(node.close() for node in self._nodes.values()))
 
 
 def _text(value: bytes | str) -> str:

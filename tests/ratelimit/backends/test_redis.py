@@ -302,8 +302,12 @@ async def test_timeout_is_a_backend_error_and_the_connection_is_replaced(
             assert 0.25 < time.monotonic() - began < 3
             assert stats.value("ratelimit.redis_pool.cx_local_close") == 1
             assert not store.connected()
-        # the timed-out pipeline still reached the server; a new connection goes on
-        assert await store.increment([inc(key)]) == [2]
+        # a new connection goes on; the timed-out batch may or may not have been applied
+        # (its connection is closed before the server runs it, or not: a race)
+        (value,) = await store.increment([inc(key)])
+        assert value in (1, 2)
+        with redis_server.client() as client:
+            assert client.get(key) == str(value)
         assert stats.value("ratelimit.redis_pool.cx_total") == 2
         assert store.connected()
 
@@ -488,8 +492,10 @@ async def test_pool_size_bounds_the_connections(redis_server: RedisProcess) -> N
     async with open_store(settings, stats=stats) as store:
         results = await asyncio.gather(*(store.increment([inc(k)]) for k in keys * 3))
         assert sorted(v for (v,) in results) == sorted([1, 2, 3] * 10)
-    assert stats.value("ratelimit.redis_pool.cx_total") == 3
-    assert stats.value("ratelimit.redis_pool.cx_local_close") == 3
+    # calls made together share one batch, on one connection (test_redis_batching has the
+    # pool size bounding the batches in flight)
+    assert stats.value("ratelimit.redis_pool.cx_total") == 1
+    assert stats.value("ratelimit.redis_pool.cx_local_close") == 1
     assert stats.value("ratelimit.redis_pool.cx_active") == 0
 
 

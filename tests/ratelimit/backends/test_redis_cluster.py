@@ -3,6 +3,7 @@ on the node serving it, bounded parallelism, redirections."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import redis
@@ -97,27 +98,41 @@ async def test_incrby_and_expire_of_a_key_travel_together(
     assert commands == [f"INCRBY {keys[0]} 2", f"EXPIRE {keys[0]} 60"]
 
 
-async def test_parallelism_bounds_concurrent_pipelines(redis_cluster: ClusterDeployment) -> None:
+async def test_parallelism_bounds_the_keys_of_a_call_in_flight(
+    redis_cluster: ClusterDeployment,
+) -> None:
     tag = uuid.uuid4().hex[:8]
     keys = [f"{{rl-{tag}}}-{i}" for i in range(4)]  # one slot, one node
     node = redis_cluster.node_for(keys[0])
-    for parallelism, connections in ((1, 1), (2, 2), (0, 3), (8, 3)):
+    # (parallelism, pool size, round trips to the node): the keys in flight together share
+    # one batch; 0 means the pool size, and a larger value is capped at it
+    for parallelism, pool_size, round_trips in (
+        (1, 3, 4),
+        (2, 3, 2),
+        (0, 3, 2),
+        (8, 3, 2),
+        (0, 4, 1),
+    ):
         store_settings = settings(
-            redis_cluster.url, cluster_pipeline_parallelism=parallelism, pool_size=3
+            redis_cluster.url, cluster_pipeline_parallelism=parallelism, pool_size=pool_size
         )
         async with open_store(store_settings) as store:
-            values = await store.increment([Increment(key, 1, 60, False) for key in keys])
+            with node.client() as client:
+                client.ping()
+                before = read_and_write_events(client)
+                values = await store.increment([Increment(key, 1, 60, False) for key in keys])
+                after = read_and_write_events(client)
             assert len(set(values)) == 1
-            pool = router(store).pools[(HOST, node.port)]
-            # connections opened for this call: the pool grows to the parallelism
-            assert pool.members == connections, (parallelism, pool.members)
+            assert after[0] - before[0] - 1 == round_trips, parallelism  # less the INFO
+            # one connection carries the batches
+            assert router(store).nodes[(HOST, node.port)].pool.members == 1
 
 
 async def test_a_single_seed_finds_every_node(redis_cluster: ClusterDeployment) -> None:
     keys = keys_on_every_node(redis_cluster, per_node=1)
     async with open_store(settings(redis_cluster.nodes[0].address)) as store:
         assert await store.increment([Increment(key, 5, 60, False) for key in keys]) == [5, 5, 5]
-        assert len(router(store).pools) == len(redis_cluster.nodes)
+        assert len(router(store).nodes) == len(redis_cluster.nodes)
 
 
 async def test_moved_redirections_are_followed(redis_cluster: ClusterDeployment) -> None:
@@ -127,7 +142,7 @@ async def test_moved_redirections_are_followed(redis_cluster: ClusterDeployment)
         await store.get([(keys[0], False)])  # slots loaded
         slot = key_slot(keys[0].encode())
         right = routes._slots[slot]
-        wrong = routes.pool(HOST, redis_cluster.node_for(keys[1]).port)
+        wrong = routes.node(HOST, redis_cluster.node_for(keys[1]).port)
         assert right is not wrong
         routes._slots[slot] = wrong  # as if the slot had moved since the map was loaded
         assert await store.increment([Increment(keys[0], 3, 60, False)]) == [3]
@@ -135,3 +150,30 @@ async def test_moved_redirections_are_followed(redis_cluster: ClusterDeployment)
         assert routes._slots[slot] is right
     with redis_cluster.node_for(keys[0]).client() as client:
         assert client.get(keys[0]) == "3"
+
+
+async def test_concurrent_calls_share_one_batch_per_node(redis_cluster: ClusterDeployment) -> None:
+    keys = keys_on_every_node(redis_cluster, per_node=1)
+    store_settings = settings(redis_cluster.url, cluster_pipeline_parallelism=0)
+    async with open_store(store_settings) as store:
+        await store.get([(key, False) for key in keys])  # connected to every node, slots loaded
+        clients = {node.port: node.client() for node in redis_cluster.nodes}
+        try:
+            for client in clients.values():
+                client.ping()
+            before = {port: read_and_write_events(c) for port, c in clients.items()}
+            results = await asyncio.gather(
+                *(
+                    store.increment([Increment(key, 1, 60, False) for key in keys])
+                    for _ in range(10)
+                )
+            )
+            after = {port: read_and_write_events(c) for port, c in clients.items()}
+        finally:
+            for client in clients.values():
+                client.close()
+        for position in range(len(keys)):
+            assert sorted(result[position] for result in results) == list(range(1, 11))
+    for node in redis_cluster.nodes:
+        # the ten calls' commands for this node in one write, plus the INFO
+        assert after[node.port][0] - before[node.port][0] == 2, node.address

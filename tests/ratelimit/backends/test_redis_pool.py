@@ -4,10 +4,10 @@ the on-empty behaviours, cancellation while waiting, stats."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
-from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from handlers.ratelimit.backends.redis_connections import (
@@ -17,26 +17,32 @@ from handlers.ratelimit.backends.redis_connections import (
     parse_endpoint,
     split_auth,
 )
+from handlers.ratelimit.backends.redis_protocol import RedisConnection
 from handlers.ratelimit.stats import StatsStore
 
 
 class FakeConnection:
-    """Just the parts of a redis-py connection the pool uses."""
+    """Just the parts of a RedisConnection the pool uses."""
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.is_connected = False
         self.connects = 0
+        self.address = f"fake-{number}"
+        self.on_close: Callable[[Any], None] | None = None
 
     async def connect(self) -> None:
         self.connects += 1
         self.is_connected = True
 
-    async def can_read(self) -> bool:
-        return False
+    def close(self) -> None:
+        if self.is_connected:
+            self.is_connected = False
+            if self.on_close is not None:
+                self.on_close(self)
 
-    async def disconnect(self, nowait: bool = False, **_: Any) -> None:
-        self.is_connected = False
+    async def disconnect(self) -> None:
+        self.close()
 
 
 def make_pool(
@@ -45,9 +51,9 @@ def make_pool(
     stats = StatsStore()
     made: list[FakeConnection] = []
 
-    def factory() -> AbstractConnection:
+    def factory() -> RedisConnection:
         made.append(FakeConnection(len(made)))
-        return cast(AbstractConnection, made[-1])
+        return cast(RedisConnection, made[-1])
 
     pool = ConnectionPool(
         factory,
@@ -73,6 +79,27 @@ async def test_connections_are_reused_and_lazily_connected() -> None:
     await pool.close()
     assert stats.value("ratelimit.redis_pool.cx_active") == 0
     assert stats.value("ratelimit.redis_pool.cx_local_close") == 2
+
+
+async def test_take_gives_only_a_ready_idle_connection() -> None:
+    pool, stats, made = make_pool(size=2)
+    assert pool.take() is None  # nothing connected yet: acquire() connects
+    first = await pool.acquire()
+    assert pool.take() is None  # in use
+    pool.release(first)
+    assert pool.take() is first
+    pool.release(first)
+    pool.invalidate()
+    assert pool.take() is None  # connected before invalidate(): acquire() reconnects it
+    assert await pool.acquire() is first and made[0].connects == 2
+    pool.release(first)
+    made[0].close()  # closed by the server while idle: counted at once
+    assert stats.value("ratelimit.redis_pool.cx_active") == 0
+    assert pool.take() is None
+    assert await pool.acquire() is first and made[0].connects == 3
+    assert stats.value("ratelimit.redis_pool.cx_total") == 3
+    pool.release(first)
+    await pool.close()
 
 
 async def test_waiters_are_served_in_order() -> None:

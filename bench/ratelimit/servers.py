@@ -5,8 +5,10 @@ exits, does not answer or answers wrongly raises :class:`BenchError` with its ou
 
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -36,6 +38,16 @@ ECHO = "echo"
 MEMORY = "memory"
 REDIS = "redis"
 KINDS: tuple[str, ...] = (ECHO, MEMORY, REDIS)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM the server when the benchmark process goes away (even killed), so no
+    server outlives an interrupted run."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class BenchError(Exception):
@@ -101,6 +113,7 @@ class ServerProcess:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
         )
         ports = [p for p in (self.endpoints.grpc_port, self.endpoints.http_port) if p is not None]
         deadline = time.monotonic() + START_DEADLINE_S

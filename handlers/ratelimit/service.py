@@ -137,10 +137,6 @@ class RateLimitService:
                 matched.append(limit)  # type: ignore[arg-type]
 
         to_check, unlimited = _limits_to_check(matched)
-        default_hits = max(1, request.hits_addend)
-        hits = [
-            d.hits_addend.value if d.HasField("hits_addend") else default_hits for d in descriptors
-        ]
         statuses = await self.limiter.do_limit(domain, entries_list, to_check, hits)
 
         over = False

@@ -25,7 +25,7 @@ import uvicorn
 
 from handlers.ratelimit import health as health_components
 from handlers.ratelimit import logs
-from handlers.ratelimit.backends.base import CounterStore
+from handlers.ratelimit.backends.base import BackendError, CounterStore
 from handlers.ratelimit.backends.memory import MemoryStore
 from handlers.ratelimit.config.parse import dump
 from handlers.ratelimit.config.provider import ConfigUpdate, FileConfigProvider
@@ -230,8 +230,15 @@ async def serve(settings: Settings) -> None:
 
 def _worker(settings: Settings) -> None:
     logs.configure(settings.log_level, settings.log_format)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(settings))
+    except SettingsError:
+        raise
+    except (BackendError, OSError) as error:
+        # the cache never answered, or a port is taken: one line, not a traceback
+        log.error("cannot start: %s", error)
+        sys.exit(1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -341,3 +341,22 @@ async def test_configuration_health_component(tmp_path: Path) -> None:
                 await asyncio.sleep(0.05)
     finally:
         await running.stop()
+
+
+def test_unreachable_cache_stops_startup_with_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [PYTHON, "-m", "handlers.ratelimit.server"],
+        env={
+            **os.environ,
+            **runtime(tmp_path),
+            "KVSTORE_SOCKET_TYPE": "tcp",
+            "KVSTORE_URL": f"127.0.0.1:{free_port()}",
+            "KVSTORE_STARTUP_MAX_ELAPSED_TIME": "1s",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "cannot start:" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -40,10 +40,6 @@ class Health:
             self._components[CACHE] = self._cache_connected()
         return all(self._components.values())
 
-    def components(self) -> dict[str, bool]:
-        self.healthy()
-        return dict(self._components)
-
     def set(self, component: str, healthy: bool) -> None:
         """Record a component's state (ignored for a component that is not enabled)."""
         if component not in self._components:

@@ -54,10 +54,6 @@ class MatchedLimit:
             ),
         )
 
-    @property
-    def full_key(self) -> str:
-        return self.stats.key
-
 
 def wildcard_match(pattern: str, value: str) -> bool:
     """Whether ``value`` matches ``pattern``, each ``*`` standing for any characters."""

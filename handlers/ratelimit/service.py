@@ -181,10 +181,8 @@ class RateLimitService:
                 picked = status
         if picked is None:
             return
+        # every status with a current_limit has its duration until reset (limiter.py)
         reset = picked.duration_until_reset.seconds
-        if not picked.HasField("duration_until_reset"):
-            divider = Unit(picked.current_limit.unit).divider
-            reset = divider - self.limiter.now() % divider
         response.response_headers_to_add.extend(
             (
                 base_pb2.HeaderValue(

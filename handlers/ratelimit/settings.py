@@ -76,19 +76,6 @@ def parse_duration(text: str) -> float:
     return sign * total
 
 
-def parse_pairs(text: str, separator: str = ":") -> dict[str, str]:
-    """``k1:v1,k2:v2`` (the form of EXTRA_TAGS and the xDS headers)."""
-    pairs: dict[str, str] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, found, value = item.partition(separator)
-        if not found:
-            raise ValueError(f"a list of key{separator}value pairs separated by commas")
-        pairs[key.strip()] = value.strip()
-    return pairs
-
-
 class Environment:
     """Reads settings from a mapping, resolving the upstream aliases."""
 
@@ -164,9 +151,6 @@ class Environment:
             raise ValueError("one of " + ", ".join(choices))
 
         return self.get(name, default, parse)
-
-    def pairs(self, name: str) -> dict[str, str]:
-        return self.get(name, {}, parse_pairs)
 
 
 @dataclass(frozen=True, slots=True)

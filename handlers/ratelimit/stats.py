@@ -3,7 +3,7 @@
 Names follow the upstream (gostats) paths, e.g.
 ``ratelimit.service.rate_limit.<domain>.<key>.total_hits``; rule keys and domains are
 sanitized as upstream (``:`` and ``|`` become ``_``, the dots of IPv4 addresses too). Sinks
-(push, tagged push, pull, standard output) read :meth:`StatsStore.snapshot`.
+read the values through :meth:`StatsStore.counters`, ``gauges`` and ``timers``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from handlers.ratelimit.client import main as client_main
 from handlers.ratelimit.server import RateLimitServer
 from handlers.ratelimit.settings import Settings
 from tests.ratelimit.conftest import descriptor, request
+from tests.ratelimit.redis_servers import free_port
 
 PYTHON = sys.executable
 RULES = """
@@ -45,13 +45,6 @@ def runtime(tmp_path: Path, text: str = RULES) -> dict[str, str]:
         "RUNTIME_WATCH_ROOT": "false",
         "RUNTIME_APPDIRECTORY": "config",
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class SlowStore(MemoryStore):

@@ -237,6 +237,21 @@ def _build_document_search(body: models.DocumentSearch | Mapping[str, Any]) -> _
     return request
 
 
+def _build_list_documents() -> _Request:
+    request = _Request("GET", "/documents")
+    return request
+
+
+def _build_delete_document(document_id: str) -> _Request:
+    request = _Request("DELETE", f"/documents/{_segment(document_id)}")
+    return request
+
+
+def _build_health() -> _Request:
+    request = _Request("GET", "/health")
+    return request
+
+
 def _parse_upload_document(response: httpx.Response) -> Any:
     return models.UploadResult.model_validate(response.json())
 
@@ -249,6 +264,18 @@ def _parse_document_search(response: httpx.Response) -> Any:
     return [models.SearchResult.model_validate(item) for item in response.json()]
 
 
+def _parse_list_documents(response: httpx.Response) -> Any:
+    return [models.DocumentInfo.model_validate(item) for item in response.json()]
+
+
+def _parse_delete_document(response: httpx.Response) -> Any:
+    return None
+
+
+def _parse_health(response: httpx.Response) -> Any:
+    return models.Health.model_validate(response.json())
+
+
 # -- clients -----------------------------------------------------------------------------------
 
 
@@ -259,7 +286,7 @@ def _settings(api_key: str | None, base_url: str | None) -> tuple[str | None, st
 
 
 def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    headers = {"user-agent": "rag-client/0.1.0"}
+    headers = {"user-agent": "rag-client/0.2.0"}
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     headers.update(extra or {})
@@ -367,6 +394,28 @@ class RagClient:
         request = _build_document_search(body)
         return _parse_document_search(self._send(request))  # type: ignore[no-any-return]
 
+    def list_documents(
+        self,
+    ) -> builtins.list[models.DocumentInfo]:
+        """GET /documents: List Documents"""
+        request = _build_list_documents()
+        return _parse_list_documents(self._send(request))  # type: ignore[no-any-return]
+
+    def delete_document(
+        self,
+        document_id: str,
+    ) -> None:
+        """DELETE /documents/{document_id}: Delete Document"""
+        request = _build_delete_document(document_id)
+        return _parse_delete_document(self._send(request))  # type: ignore[no-any-return]
+
+    def health(
+        self,
+    ) -> models.Health:
+        """GET /health: Health"""
+        request = _build_health()
+        return _parse_health(self._send(request))  # type: ignore[no-any-return]
+
 
 class AsyncRagClient:
     """Asynchronous client of Document retrieval and answer generation service.
@@ -470,3 +519,25 @@ class AsyncRagClient:
         """POST /documentSearch: Document Search"""
         request = _build_document_search(body)
         return _parse_document_search(await self._send(request))  # type: ignore[no-any-return]
+
+    async def list_documents(
+        self,
+    ) -> builtins.list[models.DocumentInfo]:
+        """GET /documents: List Documents"""
+        request = _build_list_documents()
+        return _parse_list_documents(await self._send(request))  # type: ignore[no-any-return]
+
+    async def delete_document(
+        self,
+        document_id: str,
+    ) -> None:
+        """DELETE /documents/{document_id}: Delete Document"""
+        request = _build_delete_document(document_id)
+        return _parse_delete_document(await self._send(request))  # type: ignore[no-any-return]
+
+    async def health(
+        self,
+    ) -> models.Health:
+        """GET /health: Health"""
+        request = _build_health()
+        return _parse_health(await self._send(request))  # type: ignore[no-any-return]

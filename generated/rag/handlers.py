@@ -50,3 +50,23 @@ class RagHandlers(Protocol):
     ) -> list[models.SearchResult] | Response:
         """POST /documentSearch: Document Search"""
         ...
+
+    async def list_documents(
+        self,
+    ) -> list[models.DocumentInfo] | Response:
+        """GET /documents: List Documents"""
+        ...
+
+    async def delete_document(
+        self,
+        *,
+        document_id: str,
+    ) -> None | Response:
+        """DELETE /documents/{document_id}: Delete Document"""
+        ...
+
+    async def health(
+        self,
+    ) -> models.Health | Response:
+        """GET /health: Health"""
+        ...

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import (
     MISSING,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -238,6 +239,68 @@ class StreamDone(BaseModel):
             title="Sources",
         ),
     ]
+
+
+class DocumentInfo(BaseModel):
+    """
+    One stored document.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    document_id: Annotated[str, Field(title="Document Id")]
+    filename: Annotated[str, Field(title="Filename")]
+    chunks: Annotated[StrictInt, Field(ge=0, title="Chunks")]
+    uploaded_at: Annotated[AwareDatetime, Field(title="Uploaded At")]
+
+
+class Status(StrEnum):
+    """
+    `ready` only when every component is ready.
+    """
+
+    ready = "ready"
+    loading = "loading"
+    failed = "failed"
+
+
+class Components(StrEnum):
+    ready = "ready"
+    loading = "loading"
+    failed = "failed"
+
+
+class Health(BaseModel):
+    """
+    Readiness of the service and of each component.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    status: Annotated[
+        Status,
+        Field(description="`ready` only when every component is ready.", title="Status"),
+    ]
+    components: Annotated[
+        dict[str, Components],
+        Field(
+            description="State of each component (`embedder`, `generator`, `store`).",
+            title="Components",
+        ),
+    ]
+
+
+class HTTPError(BaseModel):
+    """
+    Body of an error that is not about invalid input (FastAPI's `HTTPException`).
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    detail: Annotated[str, Field(title="Detail")]
 
 
 class ValidationError(BaseModel):

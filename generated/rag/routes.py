@@ -128,6 +128,50 @@ class RagRoutes:
         result = await self._handlers.document_search(body=cast("models.DocumentSearch", body))
         return success(result, 200, None)
 
+    @Get(
+        "/documents",
+        status=200,
+        operation_id="list_documents",
+        produces=("application/json",),
+    )
+    async def list_documents(
+        self,
+        request: Request,
+    ) -> Response:
+        """GET /documents"""
+        result = await self._handlers.list_documents()
+        return success(result, 200, None)
+
+    @Delete(
+        "/documents/{document_id:[A-Za-z0-9-]+}",
+        status=204,
+        operation_id="delete_document",
+    )
+    async def delete_document(
+        self,
+        request: Request,
+        document_id: Annotated[
+            str, Param("document_id"), Field(min_length=1, max_length=64, pattern="^[A-Za-z0-9-]+$")
+        ],
+    ) -> Response:
+        """DELETE /documents/{document_id}"""
+        result = await self._handlers.delete_document(document_id=document_id)
+        return success(result, 204, None)
+
+    @Get(
+        "/health",
+        status=200,
+        operation_id="health",
+        produces=("application/json",),
+    )
+    async def health(
+        self,
+        request: Request,
+    ) -> Response:
+        """GET /health"""
+        result = await self._handlers.health()
+        return success(result, 200, None)
+
 
 def create_api(handlers: RagHandlers, *, max_body_size: int | None = None) -> RestApi:
     """The API's routes over ``handlers``, rendering errors in the API's shape."""

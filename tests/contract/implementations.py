@@ -7,6 +7,7 @@ service's real handlers have landed (ratelimit), the contract tests run against 
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 from collections.abc import AsyncIterator
 
@@ -22,7 +23,7 @@ from handlers.ratelimit.http import HttpHandlers
 from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.stats import ServiceStats
-from webrest import Response
+from webrest import HttpError, Response
 
 
 class RagContract:
@@ -69,6 +70,25 @@ class RagContract:
             for document_id, (name, data) in self.documents.items()
         ]
         return hits[: body.num_docs]
+
+    async def list_documents(self) -> list[rag.DocumentInfo] | Response:
+        return [
+            rag.DocumentInfo(
+                document_id=document_id,
+                filename=name,
+                chunks=1 if data else 0,
+                uploaded_at=datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+            )
+            for document_id, (name, data) in self.documents.items()
+        ]
+
+    async def delete_document(self, *, document_id: str) -> Response | None:
+        if self.documents.pop(document_id, None) is None:
+            raise HttpError(404, "Document not found")
+        return None
+
+    async def health(self) -> rag.Health | Response:
+        return rag.Health(status="ready", components={"store": "ready"})
 
 
 RATELIMIT_RULES = """

@@ -1,0 +1,1 @@
+"""The rag service: document ingestion, retrieval and streamed grounded answers."""

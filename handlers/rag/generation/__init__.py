@@ -1,0 +1,1 @@
+"""Answer generation: generators behind one interface, and the prompts given to them."""

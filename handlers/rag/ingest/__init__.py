@@ -1,0 +1,1 @@
+"""From an uploaded file to embedded chunks: text extraction, token-aware chunking, embedding."""

@@ -1,0 +1,1 @@
+"""Vector stores behind one interface (:class:`handlers.rag.stores.base.VectorStore`)."""

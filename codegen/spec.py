@@ -114,6 +114,21 @@ class Operation:
         return next(r for r in self.responses if 200 <= r.status < 300)
 
     @property
+    def answers(self) -> tuple[int, ...]:
+        """Error statuses whose body is the success body (the rate limit decision's 429, a
+        readiness 503): clients return that body instead of raising."""
+        success = self.success
+        if success.schema_name is None:
+            return ()
+        return tuple(
+            r.status
+            for r in self.responses
+            if r.status >= 400
+            and r.schema_name == success.schema_name
+            and r.is_array == success.is_array
+        )
+
+    @property
     def json_body(self) -> BodyVariant | None:
         return next((b for b in self.bodies if b.is_json), None)
 

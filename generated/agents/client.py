@@ -1234,7 +1234,9 @@ class ServiceClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: _Request) -> httpx.Response:
+    def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = self._http.request(
                 request.method,
@@ -1247,7 +1249,7 @@ class ServiceClient:
             )
         except httpx.TimeoutException as exc:
             raise ServiceTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 
@@ -1736,7 +1738,9 @@ class AsyncServiceClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _send(self, request: _Request) -> httpx.Response:
+    async def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = await self._http.request(
                 request.method,
@@ -1749,7 +1753,7 @@ class AsyncServiceClient:
             )
         except httpx.TimeoutException as exc:
             raise ServiceTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 

@@ -332,7 +332,9 @@ class RagClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: _Request) -> httpx.Response:
+    def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = self._http.request(
                 request.method,
@@ -345,7 +347,7 @@ class RagClient:
             )
         except httpx.TimeoutException as exc:
             raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 
@@ -414,7 +416,8 @@ class RagClient:
     ) -> models.Health:
         """GET /health: Health"""
         request = _build_health()
-        return _parse_health(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(request, answers=(503,))
+        return _parse_health(response)  # type: ignore[no-any-return]
 
 
 class AsyncRagClient:
@@ -456,7 +459,9 @@ class AsyncRagClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _send(self, request: _Request) -> httpx.Response:
+    async def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = await self._http.request(
                 request.method,
@@ -469,7 +474,7 @@ class AsyncRagClient:
             )
         except httpx.TimeoutException as exc:
             raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 
@@ -540,4 +545,5 @@ class AsyncRagClient:
     ) -> models.Health:
         """GET /health: Health"""
         request = _build_health()
-        return _parse_health(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(request, answers=(503,))
+        return _parse_health(response)  # type: ignore[no-any-return]

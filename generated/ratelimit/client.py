@@ -286,7 +286,9 @@ class RatelimitClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: _Request) -> httpx.Response:
+    def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = self._http.request(
                 request.method,
@@ -299,7 +301,7 @@ class RatelimitClient:
             )
         except httpx.TimeoutException as exc:
             raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 
@@ -328,7 +330,14 @@ class RatelimitClient:
     ) -> models.RateLimitResponse:
         """POST /json: Decide whether a request is within its rate limits"""
         request = _build_should_rate_limit(body)
-        return _parse_should_rate_limit(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            answers=(
+                429,
+                500,
+            ),
+        )
+        return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
 
     def healthcheck(
         self,
@@ -377,7 +386,9 @@ class AsyncRatelimitClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _send(self, request: _Request) -> httpx.Response:
+    async def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
+        """The response; raises the typed error of a non-2xx status, except ``answers``
+        (statuses whose body is the operation's success body)."""
         try:
             response = await self._http.request(
                 request.method,
@@ -390,7 +401,7 @@ class AsyncRatelimitClient:
             )
         except httpx.TimeoutException as exc:
             raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in answers:
             raise _error(response)
         return response
 
@@ -421,7 +432,14 @@ class AsyncRatelimitClient:
     ) -> models.RateLimitResponse:
         """POST /json: Decide whether a request is within its rate limits"""
         request = _build_should_rate_limit(body)
-        return _parse_should_rate_limit(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            answers=(
+                429,
+                500,
+            ),
+        )
+        return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
 
     def healthcheck(
         self,

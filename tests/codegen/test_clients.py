@@ -71,6 +71,20 @@ async def test_plain_text_errors_of_the_ratelimit_api() -> None:
     assert raised.value.status == 400 and raised.value.envelope == "Bad Request\n"
 
 
+async def test_an_error_status_with_the_success_body_is_an_answer() -> None:
+    """The decision's 429 carries the decision: the client returns it instead of raising."""
+    transport = httpx.ASGITransport(app=create_ratelimit_app(ratelimit_handlers()))
+    login = {
+        "domain": "edge_proxy",
+        "descriptors": [{"entries": [{"key": "path", "value": "/api/login"}]}],
+    }
+    async with AsyncRatelimitClient(base_url="http://rl", transport=transport) as client:
+        assert (await client.should_rate_limit(login)).overall_code == "OK"
+        over = await client.should_rate_limit(login)
+    assert over.overall_code == "OVER_LIMIT"
+    assert over.statuses is not None and over.statuses[0].code == "OVER_LIMIT"
+
+
 @pytest.fixture
 def rag_server() -> Iterator[str]:
     """The generated rag app under a real uvicorn server on loopback."""

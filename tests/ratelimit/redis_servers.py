@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -232,6 +233,15 @@ class RedisProcess:
         once = Retry(NoBackoff(), 0)
         with self.client(socket_timeout=1, socket_connect_timeout=1, retry=once) as client:
             return bool(client.ping())
+
+    def signal(self, signum: int) -> None:
+        """Sends ``signum`` (SIGKILL: a crash; SIGSTOP/SIGCONT: a server that stops
+        answering and resumes)."""
+        assert self._process is not None, "not started"
+        self._process.send_signal(signum)
+        if signum == signal.SIGKILL:
+            self._process.wait()
+            self._process = None
 
     @property
     def running(self) -> bool:

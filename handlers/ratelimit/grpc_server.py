@@ -19,8 +19,10 @@ from grpc_health.v1.health import aio as health_aio
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from handlers.ratelimit.backends.base import BackendError
+from handlers.ratelimit.grpc_transport import SanCheck, server_credentials, server_options
 from handlers.ratelimit.health import Health
 from handlers.ratelimit.service import RateLimitService, ServiceError
+from handlers.ratelimit.settings import GrpcTransportSettings
 from handlers.ratelimit.stats import StatsStore
 
 log = logging.getLogger("ratelimit.grpc")
@@ -89,11 +91,17 @@ async def create_grpc_server(
     stats: StatsStore,
     addresses: Sequence[str],
     *,
+    transport: GrpcTransportSettings | None = None,
     options: Sequence[tuple[str, int | str]] = (),
 ) -> tuple[grpc.aio.Server, list[int]]:
     """A started server listening on ``addresses`` (``host:port`` or ``unix:path``), and the
-    bound ports (0 for a unix socket)."""
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 1), *options])
+    bound ports (0 for a unix socket); ``transport`` adds TLS, mTLS and connection ageing."""
+    transport = transport or GrpcTransportSettings(max_connection_age=0)
+    interceptors = [SanCheck(transport.client_san)] if transport.client_san else []
+    server = grpc.aio.server(
+        options=[("grpc.so_reuseport", 1), *server_options(transport), *options],
+        interceptors=interceptors,
+    )
     rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitServicer(service, stats), server)
     health_servicer = HealthServicer(stats)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -107,7 +115,11 @@ async def create_grpc_server(
         pending.add(task)
         task.add_done_callback(pending.discard)
 
-    ports = [server.add_insecure_port(address) for address in addresses]
+    if transport.use_tls:
+        credentials = server_credentials(transport)
+        ports = [server.add_secure_port(address, credentials) for address in addresses]
+    else:
+        ports = [server.add_insecure_port(address) for address in addresses]
     await server.start()
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(HEALTH_SERVICE, _status(health.healthy()))

@@ -161,7 +161,11 @@ class RateLimitServer:
         else:
             address = _grpc_address(settings.grpc_host, settings.grpc_port)
         self.grpc_server, ports = await create_grpc_server(
-            self.service, self.health, self.stats.store, [address]
+            self.service,
+            self.health,
+            self.stats.store,
+            [address],
+            transport=settings.grpc_transport,
         )
         self.grpc_port = ports[0]
         shown = address if settings.grpc_uds else f"{settings.grpc_host}:{self.grpc_port}"

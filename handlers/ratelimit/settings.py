@@ -233,6 +233,44 @@ class Modes:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class GrpcTransportSettings:
+    """TLS, mTLS and connection ageing of the gRPC port (``GRPC_SERVER_*``, ``GRPC_CLIENT_*``,
+    ``GRPC_MAX_CONNECTION_AGE*``; ages default to the upstream's 24h and 1h)."""
+
+    use_tls: bool = False
+    cert: str = ""
+    key: str = ""
+    client_ca: str = ""
+    client_san: str = ""
+    max_connection_age: float = 24 * 3600.0
+    max_connection_age_grace: float = 3600.0
+
+    @classmethod
+    def read(cls, e: Environment) -> GrpcTransportSettings:
+        d = cls()
+        settings = cls(
+            use_tls=e.boolean("GRPC_SERVER_USE_TLS"),
+            cert=e.string("GRPC_SERVER_TLS_CERT"),
+            key=e.string("GRPC_SERVER_TLS_KEY"),
+            client_ca=e.string("GRPC_CLIENT_TLS_CACERT"),
+            client_san=e.string("GRPC_CLIENT_TLS_SAN"),
+            max_connection_age=e.duration("GRPC_MAX_CONNECTION_AGE", d.max_connection_age),
+            max_connection_age_grace=e.duration(
+                "GRPC_MAX_CONNECTION_AGE_GRACE", d.max_connection_age_grace
+            ),
+        )
+        if settings.use_tls and not (settings.cert and settings.key):
+            raise SettingsError(
+                "GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY"
+            )
+        if settings.client_ca and not settings.use_tls:
+            raise SettingsError("GRPC_CLIENT_TLS_CACERT (mTLS) needs GRPC_SERVER_USE_TLS=true")
+        if settings.client_san and not settings.client_ca:
+            raise SettingsError("GRPC_CLIENT_TLS_SAN needs GRPC_CLIENT_TLS_CACERT (mTLS)")
+        return settings
+
+
 BACKENDS = ("redis", "memcache", "memory")
 
 
@@ -248,6 +286,7 @@ class Settings:
     grpc_host: str = "0.0.0.0"
     grpc_port: int = 8081
     grpc_uds: str = ""
+    grpc_transport: GrpcTransportSettings = field(default_factory=GrpcTransportSettings)
     workers: int = 0
     """Worker processes sharing the ports; 0 means one per core (one for the memory backend)."""
     # logging
@@ -290,6 +329,7 @@ class Settings:
             grpc_host=e.string("GRPC_HOST", d.grpc_host),
             grpc_port=e.integer("GRPC_PORT", d.grpc_port, maximum=65535),
             grpc_uds=e.string("GRPC_UDS"),
+            grpc_transport=GrpcTransportSettings.read(e),
             workers=e.integer("WORKERS", 0, maximum=1024),
             log_level=e.choice(
                 "LOG_LEVEL", d.log_level, ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR")

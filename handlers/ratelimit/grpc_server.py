@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
+from opentelemetry.sdk.trace import TracerProvider
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from handlers.ratelimit.backends.base import BackendError
@@ -24,6 +25,7 @@ from handlers.ratelimit.health import Health
 from handlers.ratelimit.service import RateLimitService, ServiceError
 from handlers.ratelimit.settings import GrpcTransportSettings
 from handlers.ratelimit.stats import StatsStore
+from handlers.ratelimit.tracing import TracingInterceptor
 
 log = logging.getLogger("ratelimit.grpc")
 
@@ -92,12 +94,18 @@ async def create_grpc_server(
     addresses: Sequence[str],
     *,
     transport: GrpcTransportSettings | None = None,
+    tracer_provider: TracerProvider | None = None,
     options: Sequence[tuple[str, int | str]] = (),
 ) -> tuple[grpc.aio.Server, list[int]]:
     """A started server listening on ``addresses`` (``host:port`` or ``unix:path``), and the
-    bound ports (0 for a unix socket); ``transport`` adds TLS, mTLS and connection ageing."""
+    bound ports (0 for a unix socket); ``transport`` adds TLS, mTLS and connection ageing,
+    ``tracer_provider`` a span per call."""
     transport = transport or GrpcTransportSettings(max_connection_age=0)
-    interceptors = [SanCheck(transport.client_san)] if transport.client_san else []
+    interceptors: list[grpc.aio.ServerInterceptor] = []
+    if tracer_provider is not None:
+        interceptors.append(TracingInterceptor(tracer_provider))
+    if transport.client_san:
+        interceptors.append(SanCheck(transport.client_san))
     server = grpc.aio.server(
         options=[("grpc.so_reuseport", 1), *server_options(transport), *options],
         interceptors=interceptors,

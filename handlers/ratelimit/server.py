@@ -37,6 +37,7 @@ from handlers.ratelimit.local_cache import LocalCache
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.settings import Environment, Modes, Settings, SettingsError
 from handlers.ratelimit.stats import ServiceStats
+from handlers.ratelimit.tracing import create_tracer_provider
 
 log = logging.getLogger("ratelimit.startup")
 
@@ -134,6 +135,9 @@ class RateLimitServer:
         self.http_port = 0
         self._http_socket: socket.socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self.tracer_provider = (
+            create_tracer_provider(settings.tracing) if settings.tracing.enabled else None
+        )
 
     def _on_config(self, update: ConfigUpdate) -> None:
         if update.rules is None:
@@ -166,6 +170,7 @@ class RateLimitServer:
             self.stats.store,
             [address],
             transport=settings.grpc_transport,
+            tracer_provider=self.tracer_provider,
         )
         self.grpc_port = ports[0]
         shown = address if settings.grpc_uds else f"{settings.grpc_host}:{self.grpc_port}"
@@ -209,6 +214,8 @@ class RateLimitServer:
         await asyncio.gather(*stops)
         await self.provider.close()
         await self.store.close()
+        if self.tracer_provider is not None:
+            await asyncio.to_thread(self.tracer_provider.shutdown)  # flushes the last spans
 
 
 async def serve(settings: Settings) -> None:

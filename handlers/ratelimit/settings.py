@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -271,6 +272,33 @@ class GrpcTransportSettings:
         return settings
 
 
+@dataclass(frozen=True, slots=True)
+class TracingSettings:
+    """OpenTelemetry tracing (``TRACING_*``); the OTLP destination comes from the standard
+    ``OTEL_EXPORTER_OTLP_*`` variables."""
+
+    enabled: bool = False
+    exporter_protocol: str = "http"
+    service_name: str = "RateLimit"
+    service_namespace: str = ""
+    service_instance_id: str = ""
+    sampling_rate: float = 1.0
+
+    @classmethod
+    def read(cls, e: Environment) -> TracingSettings:
+        d = cls()
+        return cls(
+            enabled=e.boolean("TRACING_ENABLED"),
+            exporter_protocol=e.choice(
+                "TRACING_EXPORTER_PROTOCOL", d.exporter_protocol, ("http", "grpc")
+            ),
+            service_name=e.string("TRACING_SERVICE_NAME", d.service_name),
+            service_namespace=e.string("TRACING_SERVICE_NAMESPACE"),
+            service_instance_id=e.string("TRACING_SERVICE_INSTANCE_ID") or str(uuid.uuid4()),
+            sampling_rate=e.ratio("TRACING_SAMPLING_RATE", d.sampling_rate),
+        )
+
+
 BACKENDS = ("redis", "memcache", "memory")
 
 
@@ -287,6 +315,7 @@ class Settings:
     grpc_port: int = 8081
     grpc_uds: str = ""
     grpc_transport: GrpcTransportSettings = field(default_factory=GrpcTransportSettings)
+    tracing: TracingSettings = field(default_factory=TracingSettings)
     workers: int = 0
     """Worker processes sharing the ports; 0 means one per core (one for the memory backend)."""
     # logging
@@ -330,6 +359,7 @@ class Settings:
             grpc_port=e.integer("GRPC_PORT", d.grpc_port, maximum=65535),
             grpc_uds=e.string("GRPC_UDS"),
             grpc_transport=GrpcTransportSettings.read(e),
+            tracing=TracingSettings.read(e),
             workers=e.integer("WORKERS", 0, maximum=1024),
             log_level=e.choice(
                 "LOG_LEVEL", d.log_level, ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR")

@@ -1,0 +1,1 @@
+"""Agents and workflows service: storage, HTTP handlers, workers and the execution runner."""

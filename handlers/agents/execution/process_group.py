@@ -1,0 +1,68 @@
+"""Finding and ending every process of a run's process group (its session)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+POLL_SECONDS = 0.05
+KILL_WAIT_SECONDS = 2.0
+
+
+def living_members(pgid: int) -> list[int]:
+    """Process ids of the group's members that are not zombies.
+
+    Reads /proc, since orphaned zombies still count for ``killpg(pgid, 0)`` where nothing reaps
+    them; without /proc, falls back to that probe.
+    """
+    try:
+        entries = os.listdir("/proc")
+    except FileNotFoundError:
+        return [pgid] if signal_group(pgid, 0) else []
+    members = []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat_file:
+                stat = stat_file.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(name))
+    return members
+
+
+def signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only a stranger could own the id now: the group is gone
+        return False
+    return True
+
+
+async def end_process_group(pgid: int, grace_seconds: float) -> None:
+    """SIGTERM every living member, SIGKILL those still alive after ``grace_seconds``, and
+    return once none is left (or KILL_WAIT_SECONDS after the SIGKILL)."""
+    if not await asyncio.to_thread(living_members, pgid):
+        return
+    signal_group(pgid, signal.SIGTERM)
+    if await _wait_until_gone(pgid, grace_seconds):
+        return
+    signal_group(pgid, signal.SIGKILL)
+    await _wait_until_gone(pgid, KILL_WAIT_SECONDS)
+
+
+async def _wait_until_gone(pgid: int, seconds: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while await asyncio.to_thread(living_members, pgid):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(POLL_SECONDS)
+    return True

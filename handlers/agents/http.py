@@ -1,0 +1,288 @@
+"""The service's implementation of the generated ``AgentsHandlers`` Protocol.
+
+Agents and their workspace files work for real. Executions, feedback, expected results and
+workflows are not built yet; until they are, those operations answer truthfully with statuses
+their operations document:
+
+* anything looked up by execution id: 404 (no execution exists yet);
+* ``list_agent_executions``: the agent's (empty) page, 404 for an unknown agent;
+* ``run_agent``: 404 for an unknown agent, else 403 (the documented "API trigger disabled"
+  answer: this server does not run agents yet);
+* ``list_workflows``: an empty page; anything naming a workflow: 404 (none exists yet).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import AsyncIterator, Mapping
+from typing import Literal
+
+from starlette.datastructures import UploadFile
+
+from generated.agents import models
+from generated.agents.handlers import AgentsHandlers
+from handlers.agents.agent_files import AgentFiles
+from handlers.agents.agent_store import AgentStore
+from handlers.agents.auth import current_principal
+from webrest import HttpError, Response
+
+__all__ = ["AgentsHttpHandlers"]
+
+Status = Literal[
+    "created", "pending", "running", "waiting", "finalizing",
+    "completed", "failed", "cancelled", "rejected",
+]  # fmt: skip
+Include = Literal["feedback", "expected", "files"]
+
+
+def _execution_not_found(execution_id: str) -> HttpError:
+    return HttpError(404, f"Execution '{execution_id}' not found")
+
+
+def _workflow_not_found(workflow: str) -> HttpError:
+    return HttpError(404, f"Workflow '{workflow}' not found")
+
+
+class AgentsHttpHandlers:
+    """Every operation of the agents API, for the caller the auth filter identified."""
+
+    def __init__(self, agents: AgentStore, files: AgentFiles) -> None:
+        self.agents = agents
+        self.files = files
+
+    # -- agents --------------------------------------------------------------------------------
+
+    async def list_agents(
+        self, *, search: str | None = None, limit: int = 50, offset: int = 0
+    ) -> models.ListAgentsResponse | Response:
+        return await self.agents.list_visible(current_principal(), search, limit, offset)
+
+    async def create_agent(
+        self, *, body: models.CreateAgentBody
+    ) -> models.CreateAgentResponse | Response:
+        agent = await self.agents.create(current_principal(), body)
+        return models.CreateAgentResponse(agent=agent)
+
+    async def get_agent(
+        self, *, agent_id: str, include: list[Literal["files", "dataset"]] | None = None
+    ) -> models.GetAgentResponse | Response:
+        return await self.agents.get(current_principal(), agent_id, include)
+
+    async def update_agent(
+        self, *, agent_id: str, body: models.PatchAgentBody
+    ) -> models.PatchAgentResponse | Response:
+        agent = await self.agents.update(current_principal(), agent_id, body)
+        return models.PatchAgentResponse(agent=agent)
+
+    async def run_agent(
+        self,
+        *,
+        agent_id: str,
+        files: Mapping[str, UploadFile],
+        wait_for_completion: int | None = None,
+        body: models.RunAgentBody | None = None,
+    ) -> models.RunAgentResponse | Response:
+        await self.agents.get(current_principal(), agent_id, None)  # 404 when unknown
+        raise HttpError(
+            403, "The API trigger of this agent is disabled: runs are not available yet"
+        )
+
+    # -- files ---------------------------------------------------------------------------------
+
+    async def list_agent_files(
+        self, *, agent_id: str, path: str | None = None, prefix: str | None = None
+    ) -> models.ListAgentFilesResponse | Response:
+        return await self.files.list_or_download(current_principal(), agent_id, path, prefix)
+
+    async def put_agent_file(
+        self,
+        *,
+        agent_id: str,
+        path: str,
+        body: models.AgentFileBody,
+        prefix: str | None = None,
+    ) -> models.PutAgentFileResponse | Response:
+        return await self.files.put(current_principal(), agent_id, path, prefix, body)
+
+    async def upload_agent_files(
+        self, *, agent_id: str, body: models.AgentFilesBody
+    ) -> models.UploadAgentFilesResponse | Response:
+        return await self.files.upload(current_principal(), agent_id, body)
+
+    # -- agent executions (next issue) ---------------------------------------------------------
+
+    async def list_agent_executions(
+        self,
+        *,
+        agent_id: str,
+        status: list[Status] | None = None,
+        batch_id: str | None = None,
+        example_name: str | None = None,
+        example_name_contains: str | None = None,
+        created_after: datetime.datetime | None = None,
+        created_before: datetime.datetime | None = None,
+        completed_after: datetime.datetime | None = None,
+        completed_before: datetime.datetime | None = None,
+        feedback_status: Literal["open", "resolved", "ignored"] | None = None,
+        feedback_rating: Literal["pass", "fail", "partial", "none"] | None = None,
+        has_feedback: bool | None = None,
+        no_feedback: bool | None = None,
+        has_expected: bool | None = None,
+        has_expected_json: bool | None = None,
+        has_expected_files: bool | None = None,
+        feedback_body_contains: str | None = None,
+        feedback_created_after: datetime.datetime | None = None,
+        feedback_created_before: datetime.datetime | None = None,
+        feedback_updated_after: datetime.datetime | None = None,
+        feedback_updated_before: datetime.datetime | None = None,
+        feedback_resolved_after: datetime.datetime | None = None,
+        feedback_resolved_before: datetime.datetime | None = None,
+        promoted_to_example: bool | None = None,
+        promoted_example_name: str | None = None,
+        since_last_resolved: bool | None = None,
+        include: list[Include] | None = None,
+        sort: Literal["createdAt", "completedAt", "status", "exampleName"] = "createdAt",
+        order: Literal["asc", "desc"] = "desc",
+        scan_limit: int = 1000,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListAgentExecutionsResponse | Response:
+        await self.agents.get(current_principal(), agent_id, None)  # 404 when unknown
+        # TODO(executions): query the executions table; no execution can exist before runs do.
+        return models.ListAgentExecutionsResponse(
+            executions=[],
+            total=0,
+            limit=limit,
+            offset=offset,
+            scan_limited=False,
+            no_resolved_anchor=True if since_last_resolved else None,
+        )
+
+    async def get_agent_execution(
+        self, *, execution_id: str, include: list[Include] | None = None
+    ) -> models.AgentExecutionResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def cancel_agent_execution(
+        self, *, execution_id: str
+    ) -> models.CancelAgentExecutionResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def rerun_agent_execution(
+        self, *, execution_id: str
+    ) -> models.RerunAgentExecutionResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def get_agent_execution_feedback(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        raise _execution_not_found(execution_id)
+
+    async def clear_agent_execution_feedback(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        raise _execution_not_found(execution_id)
+
+    async def update_agent_execution_feedback(
+        self, *, execution_id: str, body: models.UpdateAgentExecutionFeedbackBody
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        raise _execution_not_found(execution_id)
+
+    async def list_agent_execution_expected(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionExpectedArtifacts | Response:
+        raise _execution_not_found(execution_id)
+
+    async def add_agent_execution_expected_file(
+        self,
+        *,
+        execution_id: str,
+        body: models.CopyAgentExecutionOutputToExpectedBody | None = None,
+        file: UploadFile | None = None,
+        name: str | None = None,
+    ) -> models.CreateExpectedFileResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def download_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str
+    ) -> AsyncIterator[bytes] | bytes | Response:
+        raise _execution_not_found(execution_id)
+
+    async def delete_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str
+    ) -> Response | None:
+        raise _execution_not_found(execution_id)
+
+    async def rename_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str, body: models.RenameExpectedFileBody
+    ) -> models.RenameExpectedFileResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def download_agent_execution_file(
+        self,
+        *,
+        execution_id: str,
+        kind: Literal["input", "output", "issues", "trace"],
+        filename: str,
+    ) -> AsyncIterator[bytes] | bytes | Response:
+        raise _execution_not_found(execution_id)
+
+    # -- workflows (a later issue) -------------------------------------------------------------
+
+    async def list_workflows(
+        self,
+        *,
+        search: str | None = None,
+        name: str | None = None,
+        kind: Literal["workflow", "block"] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWorkflowsResponse | Response:
+        current_principal()
+        return models.ListWorkflowsResponse(data=[], total=0, limit=limit, offset=offset)
+
+    async def get_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
+        raise _workflow_not_found(id)
+
+    async def run_workflow(
+        self,
+        *,
+        id: str,
+        files: Mapping[str, UploadFile],
+        version: str = "latest",
+        wait_for_completion: int | None = None,
+        body: models.RunWorkflowBody | None = None,
+    ) -> models.RunWorkflowResponse | Response:
+        raise _workflow_not_found(id)
+
+    async def list_workflow_versions(
+        self, *, id: str, limit: int = 50, offset: int = 0
+    ) -> models.ListVersionsResponse | Response:
+        raise _workflow_not_found(id)
+
+    async def list_workflow_executions(
+        self,
+        *,
+        id: str,
+        status: list[Status] | None = None,
+        from_date: str | None = None,
+        to_date: str | None = None,
+        example_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWorkflowExecutionsResponse | Response:
+        raise _workflow_not_found(id)
+
+    async def get_workflow_execution(
+        self, *, execution_id: str, include_steps: bool = False
+    ) -> models.GetWorkflowExecutionResponse | Response:
+        raise _execution_not_found(execution_id)
+
+    async def cancel_workflow_execution(
+        self, *, execution_id: str
+    ) -> models.CancelWorkflowExecutionResponse | Response:
+        raise _execution_not_found(execution_id)
+
+
+def _check(handlers: AgentsHttpHandlers) -> AgentsHandlers:
+    return handlers  # mypy checks the Protocol conformance

@@ -1,0 +1,118 @@
+"""An agent's manifest (``AgentConfig``) and the files a new workspace starts with.
+
+The manifest is stored on the agent and mirrored in the workspace file ``agent.json``: updating
+the agent's config rewrites that file, and writing that file through the files API updates the
+config (an invalid ``agent.json`` is refused with 400). See README.md for the format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+from pydantic import TypeAdapter, ValidationError
+
+from generated.agents import models
+from webrest import BadRequest, ErrorDetail
+from webrest.errors import validation_details
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "MANIFEST_PATH",
+    "STARTER_FILES",
+    "config_model",
+    "manifest_bytes",
+    "normalize_config",
+    "parse_manifest",
+]
+
+MANIFEST_PATH = "agent.json"
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "entrypoint": ["python", "main.py"],
+    "timeoutSeconds": 300,
+    "inputSchema": None,
+    "outputSchema": None,
+}
+
+STARTER_MAIN = '''"""Starter agent: answers with its input.
+
+The execution input (a JSON object) comes from input.json when that file exists, otherwise
+from stdin; the JSON result goes to stdout. Files written to output/ become output files.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    source = Path("input.json")
+    text = source.read_text(encoding="utf-8") if source.is_file() else sys.stdin.read()
+    data = json.loads(text) if text.strip() else {}
+    json.dump({"echo": data}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+STARTER_FILES: dict[str, tuple[bytes, str]] = {"main.py": (STARTER_MAIN.encode(), "text/x-python")}
+"""Files besides ``agent.json`` a new agent's workspace gets: path -> (content, media type)."""
+
+_CONFIG = TypeAdapter(models.AgentConfig)
+
+
+def _schema(value: object, field: tuple[str | int, ...]) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        Draft202012Validator.check_schema(value)
+    except SchemaError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        message = f"Not a valid JSON Schema (draft 2020-12) at {where}: {error.message}"
+        raise BadRequest(message, [ErrorDetail(field, message, "value_error")]) from None
+    return value
+
+
+def normalize_config(
+    config: models.AgentConfig | None, field: tuple[str | int, ...] = ("body", "config")
+) -> dict[str, Any]:
+    """The full manifest ``config`` describes (``None``: the default), its JSON Schemas
+    checked; a bad schema is a 400 naming ``<field>.inputSchema`` or ``.outputSchema``."""
+    if config is None:
+        return dict(DEFAULT_CONFIG)
+    return {
+        "entrypoint": [item.root for item in config.entrypoint],
+        "timeoutSeconds": config.timeout_seconds,
+        "inputSchema": _schema(config.input_schema, (*field, "inputSchema")),
+        "outputSchema": _schema(config.output_schema, (*field, "outputSchema")),
+    }
+
+
+def config_model(config: dict[str, Any]) -> models.AgentConfig:
+    """A stored manifest as the API model."""
+    return models.AgentConfig.model_validate(config)
+
+
+def manifest_bytes(config: dict[str, Any]) -> bytes:
+    """The content of ``agent.json`` for ``config``."""
+    return (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def parse_manifest(data: bytes, field: tuple[str | int, ...]) -> dict[str, Any]:
+    """The manifest in an ``agent.json`` being written; 400 naming ``field`` when invalid."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        message = f"{MANIFEST_PATH} is not valid JSON: {error}"
+        raise BadRequest(message, [ErrorDetail(field, message, "value_error")]) from None
+    try:
+        config = _CONFIG.validate_python(raw)
+    except ValidationError as error:
+        details = validation_details(error, field)
+        shown = [ErrorDetail(d.loc, f"{MANIFEST_PATH}: {d.msg}", d.type, d.input) for d in details]
+        raise BadRequest(f"{MANIFEST_PATH} is not a valid manifest", shown) from None
+    return normalize_config(config, field)

@@ -1,0 +1,1 @@
+"""Revisions, oldest first: ``v0001_initial`` creates the agents schema."""

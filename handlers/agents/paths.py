@@ -1,0 +1,84 @@
+"""Safe relative paths of workspace files.
+
+A workspace path is relative (no leading ``/``), uses ``/`` between segments, and has no
+empty, ``.`` or ``..`` segment, no backslash, no NUL or other control character, at most 512
+bytes in all and 255 per segment. A path also may not collide with another file of the same
+workspace used as a folder (``a`` and ``a/b`` cannot both exist), since the workspace is
+materialized as a directory tree when the agent runs.
+
+A violation raises ``BadRequest`` with one issue naming the parameter (``query.path``,
+``body.files.2.path``) and quoting the rejected path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from webrest import BadRequest, ErrorDetail
+
+__all__ = [
+    "MAX_PATH_BYTES",
+    "MAX_SEGMENT_BYTES",
+    "collision",
+    "invalid",
+    "join_prefix",
+    "safe_path",
+]
+
+MAX_PATH_BYTES = 512
+MAX_SEGMENT_BYTES = 255
+
+
+def _problem(path: str) -> str | None:
+    if not path:
+        return "it is empty"
+    if "\x00" in path:
+        return "it contains a NUL character"
+    if any(ord(char) < 32 or ord(char) == 127 for char in path):
+        return "it contains a control character"
+    if "\\" in path:
+        return "it contains a backslash (use '/' between folders)"
+    if path.startswith("/"):
+        return "it is absolute (it must be relative to the workspace)"
+    if len(path.encode()) > MAX_PATH_BYTES:
+        return f"it is longer than {MAX_PATH_BYTES} bytes"
+    for segment in path.split("/"):
+        if segment == "":
+            return "it has an empty segment ('//' or a trailing '/')"
+        if segment in (".", ".."):
+            return f"it has a '{segment}' segment"
+        if len(segment.encode()) > MAX_SEGMENT_BYTES:
+            return f"a segment is longer than {MAX_SEGMENT_BYTES} bytes"
+    return None
+
+
+def invalid(field: tuple[str | int, ...], path: str, reason: str) -> BadRequest:
+    """The 400 for ``path`` given in ``field``."""
+    message = f"Unsafe path {path!r}: {reason}"
+    return BadRequest(message, [ErrorDetail(field, message, "value_error", path)])
+
+
+def safe_path(path: str, field: tuple[str | int, ...]) -> str:
+    """``path`` when it is a safe relative path; otherwise a 400 naming ``field``."""
+    reason = _problem(path)
+    if reason is not None:
+        raise invalid(field, path, reason)
+    return path
+
+
+def join_prefix(prefix: str | None, path: str) -> str:
+    """``path`` under ``prefix`` (a folder; one trailing ``/`` allowed), both checked."""
+    safe_path(path, ("query", "path"))
+    if prefix is None:
+        return path
+    folder = prefix[:-1] if prefix.endswith("/") else prefix
+    safe_path(folder, ("query", "prefix"))
+    return safe_path(f"{folder}/{path}", ("query", "path"))
+
+
+def collision(path: str, existing: Iterable[str]) -> str | None:
+    """An existing path that ``path`` would collide with (one is the other's folder)."""
+    for other in existing:
+        if other != path and (other.startswith(path + "/") or path.startswith(other + "/")):
+            return other
+    return None

@@ -1,0 +1,256 @@
+"""The tables of the agents service (SQLAlchemy typed declarative models).
+
+The database schema is created and changed only by the Alembic migrations in
+``handlers/agents/migrations``; these models describe it for queries (a test checks that the
+migrations and the models agree). Times are stored in UTC.
+
+* ``api_keys`` / ``api_key_grants``: bearer keys (only the SHA-256 of the secret is kept) and
+  the agents and workflows a scoped key may use.
+* ``agents`` / ``agent_files``: agents and their live workspace files (contents in the blob
+  store, by hash).
+* ``executions``: agent executions (status, times, input snapshot, output, worker lease),
+  with ``execution_files`` (input, output, issues, trace and expected files) and
+  ``execution_feedback`` (feedback body, rating, triage status; the expected JSON is on the
+  execution).
+* ``dataset_examples``: executions promoted to an agent's dataset.
+
+Workflows get their tables in a later migration.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Agent",
+    "AgentFile",
+    "ApiKey",
+    "ApiKeyGrant",
+    "Base",
+    "DatasetExample",
+    "Execution",
+    "ExecutionFeedback",
+    "ExecutionFile",
+    "UtcDateTime",
+    "utc_now",
+]
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp stored as UTC and read back timezone-aware (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# JSON columns store Python None as SQL NULL, so "IS NULL" means "absent".
+Json = JSON(none_as_null=True)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UtcDateTime(),
+        dict[str, Any]: Json,
+        Any: Json,
+    }
+
+
+class ApiKey(Base):
+    """A bearer key: ``sk_<id>_<secret>``; only the secret's SHA-256 is stored."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    secret_sha256: Mapped[str] = mapped_column(String(64))
+    scope_all: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_create_agents: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class ApiKeyGrant(Base):
+    """One agent or workflow (by id or slug) a scoped key may use."""
+
+    __tablename__ = "api_key_grants"
+
+    key_id: Mapped[str] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), primary_key=True
+    )
+    resource_kind: Mapped[str] = mapped_column(String(16), primary_key=True)  # agent | workflow
+    ref: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime]
+
+
+class Agent(Base):
+    """An agent: its manifest (``config``) and, through ``agent_files``, its workspace."""
+
+    __tablename__ = "agents"
+    __table_args__ = (Index("ix_agents_created_at_id", "created_at", "id"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    config: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class AgentFile(Base):
+    """One live file of an agent's workspace."""
+
+    __tablename__ = "agent_files"
+
+    agent_id: Mapped[str] = mapped_column(
+        ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
+    )
+    path: Mapped[str] = mapped_column(String(512), primary_key=True)
+    blob_sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    content_type: Mapped[str | None] = mapped_column(String(255))
+    updated_at: Mapped[datetime]
+
+
+class Execution(Base):
+    """An agent execution. ``status`` is an ``ExecutionStatus``; ``worker_id``,
+    ``heartbeat_at`` and ``attempt`` are the lease of the worker running it."""
+
+    __tablename__ = "executions"
+    __table_args__ = (
+        Index("ix_executions_agent_created", "agent_id", "created_at"),
+        Index("ix_executions_agent_completed", "agent_id", "completed_at"),
+        Index("ix_executions_agent_status", "agent_id", "status"),
+        Index("ix_executions_agent_example", "agent_id", "example_name"),
+        Index("ix_executions_agent_batch", "agent_id", "batch_id"),
+        Index("ix_executions_status_created", "status", "created_at"),  # the worker queue
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16))
+    batch_id: Mapped[str | None] = mapped_column(String(64))
+    example_name: Mapped[str | None] = mapped_column(String(200))
+    source_execution_id: Mapped[str | None] = mapped_column(
+        ForeignKey("executions.id", ondelete="SET NULL")
+    )
+    input: Mapped[dict[str, Any] | None]
+    """The input snapshot a rerun uses (file inputs are ``execution_files`` of kind input)."""
+    run_metadata: Mapped[dict[str, Any] | None] = mapped_column("metadata", Json)
+    config_snapshot: Mapped[dict[str, Any] | None]
+    """The agent's manifest when the execution was created."""
+    output: Mapped[Any | None]
+    schema_valid: Mapped[bool | None] = mapped_column(Boolean)
+    error: Mapped[str | None] = mapped_column(Text)
+    expected: Mapped[Any | None]
+    """The expected JSON (``None``: none)."""
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+    cancel_requested_at: Mapped[datetime | None]
+    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
+    created_by_key: Mapped[str | None] = mapped_column(String(32))
+    worker_id: Mapped[str | None] = mapped_column(String(128))
+    heartbeat_at: Mapped[datetime | None]
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ExecutionFile(Base):
+    """A file of an execution: ``kind`` is input, output, issues, trace or expected."""
+
+    __tablename__ = "execution_files"
+
+    execution_id: Mapped[str] = mapped_column(
+        ForeignKey("executions.id", ondelete="CASCADE"), primary_key=True
+    )
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    blob_sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    content_type: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime]
+
+
+class ExecutionFeedback(Base):
+    """Feedback on one execution (``agent_id`` repeated so the list filters use an index)."""
+
+    __tablename__ = "execution_feedback"
+    __table_args__ = (
+        Index("ix_execution_feedback_agent_status", "agent_id", "status"),
+        Index("ix_execution_feedback_agent_rating", "agent_id", "rating"),
+        Index("ix_execution_feedback_agent_resolved", "agent_id", "resolved_at"),
+        Index("ix_execution_feedback_agent_promoted", "agent_id", "promoted_example_name"),
+    )
+
+    execution_id: Mapped[str] = mapped_column(
+        ForeignKey("executions.id", ondelete="CASCADE"), primary_key=True
+    )
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    body: Mapped[str] = mapped_column(Text)
+    rating: Mapped[str | None] = mapped_column(String(16))  # pass | fail | partial
+    status: Mapped[str | None] = mapped_column(String(16))  # open | resolved | ignored
+    created_at: Mapped[datetime]
+    created_by: Mapped[str | None] = mapped_column(String(128))
+    updated_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    resolved_by: Mapped[str | None] = mapped_column(String(128))
+    promoted_example_name: Mapped[str | None] = mapped_column(String(200))
+
+
+class DatasetExample(Base):
+    """A dataset example of an agent (an execution promoted to an example)."""
+
+    __tablename__ = "dataset_examples"
+    __table_args__ = (Index("ix_dataset_examples_agent_created", "agent_id", "created_at"),)
+
+    agent_id: Mapped[str] = mapped_column(
+        ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    source_execution_id: Mapped[str | None] = mapped_column(
+        ForeignKey("executions.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime]

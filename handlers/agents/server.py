@@ -1,0 +1,145 @@
+"""``agents-server``: migrates the database, then serves the agents API with uvicorn.
+
+Startup: settings from the environment (an invalid one stops with a message naming it), the
+data directory, ``alembic upgrade head`` on the database, then the HTTP listener, announced in
+one log line with its URL. SIGTERM or SIGINT stops it gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+from sqlalchemy.exc import SQLAlchemyError
+
+from generated.agents.routes import create_app
+from handlers.agents.agent_files import AgentFiles
+from handlers.agents.agent_store import AgentStore
+from handlers.agents.auth import ApiKeyAuth
+from handlers.agents.blobs import BlobStore
+from handlers.agents.database import Database
+from handlers.agents.http import AgentsHttpHandlers
+from handlers.agents.migrate import open_database
+from handlers.agents.settings import Settings, SettingsError
+from webrest import Application
+
+__all__ = ["AgentsServer", "configure_logging", "create_service_app", "main"]
+
+log = logging.getLogger("agents.server")
+
+SHUTDOWN_GRACE_SECONDS = 10
+
+
+def configure_logging(level: str) -> None:
+    """One line per event: time, level, logger, message."""
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
+def create_service_app(database: Database, blob_dir: Path) -> Application:
+    """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth."""
+    blobs = BlobStore(blob_dir)
+    handlers = AgentsHttpHandlers(AgentStore(database, blobs), AgentFiles(database, blobs))
+    return create_app(handlers).install(ApiKeyAuth(database))
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+class AgentsServer:
+    """The API on a listening socket: :meth:`serve` until :meth:`stop` (or a signal)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.database = open_database(settings)
+        self.app = create_service_app(self.database, settings.blob_dir)
+        try:
+            self.socket = _listening_socket(settings.host, settings.port)
+        except OSError:
+            self.database.dispose()
+            raise
+        self.port: int = self.socket.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        )
+        self._server = uvicorn.Server(config)
+
+    @property
+    def url(self) -> str:
+        """The base URL clients use."""
+        host = f"[{self.settings.host}]" if ":" in self.settings.host else self.settings.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def started(self) -> bool:
+        """Whether the server accepts requests."""
+        return bool(self._server.started)
+
+    async def serve(self) -> None:
+        """Serve until stopped; closes the database at the end."""
+        log.info(
+            "agents-server listening on %s (database %s, data %s)",
+            self.url,
+            self.database.display_url(),
+            self.settings.data_dir,
+        )
+        try:
+            await self._server.serve(sockets=[self.socket])
+        finally:
+            self.socket.close()
+            self.database.dispose()
+            log.info("agents-server stopped")
+
+    def stop(self) -> None:
+        """Ask :meth:`serve` to finish (from any thread)."""
+        self._server.should_exit = True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``agents-server``: settings come from the environment."""
+    del argv
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"agents-server: {error}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        server = AgentsServer(settings)
+    except SQLAlchemyError as error:
+        log.error("cannot open the database: %s", str(error).splitlines()[0])
+        return 1
+    except OSError as error:
+        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, error)
+        return 1
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(server.serve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

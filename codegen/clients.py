@@ -44,6 +44,8 @@ def _methods(operation: Operation, models: dict[str, str]) -> list[ClientMethod]
     """One client method, or one per body content type when the spec names one for each."""
     success = success_type(operation, models)
     returns, streamed = success.annotation, success.streamed
+    if operation.success.binary_alternative and not streamed:
+        returns = f"{returns} | bytes"  # the JSON listing, or a file's bytes
     variants: list[tuple[str, str | None]] = []
     if operation.client_methods_by_type:
         variants = [(name, ctype) for ctype, name in operation.client_methods_by_type.items()]

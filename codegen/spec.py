@@ -88,6 +88,13 @@ class ResponseSpec:
     item_schema_name: str | None = None
 
     @property
+    def binary_alternative(self) -> bool:
+        """JSON or a file, by what is asked (a file listing, or the one file)."""
+        return JSON in self.content_types and any(
+            t not in (JSON,) and not t.startswith("text/") for t in self.content_types
+        )
+
+    @property
     def streamed(self) -> bool:
         return any(t in STREAM_TYPES for t in self.content_types) and JSON not in self.content_types
 

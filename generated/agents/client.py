@@ -659,6 +659,8 @@ def _parse_run_agent(response: httpx.Response) -> Any:
 
 
 def _parse_list_agent_files(response: httpx.Response) -> Any:
+    if "json" not in response.headers.get("content-type", ""):
+        return response.content  # a file, not the listing
     return models.ListAgentFilesResponse.model_validate(response.json())
 
 
@@ -1048,7 +1050,7 @@ class _Agents:
         *,
         path: str | None = None,
         prefix: str | None = None,
-    ) -> models.ListAgentFilesResponse:
+    ) -> models.ListAgentFilesResponse | bytes:
         """GET /api/v1/agents/{agentId}/files: List the agent's live files, or download one"""
         request = _build_list_agent_files(agent_id, path=path, prefix=prefix)
         return _parse_list_agent_files(self._client._send(request))  # type: ignore[no-any-return]
@@ -1552,7 +1554,7 @@ class Async_Agents:
         *,
         path: str | None = None,
         prefix: str | None = None,
-    ) -> models.ListAgentFilesResponse:
+    ) -> models.ListAgentFilesResponse | bytes:
         """GET /api/v1/agents/{agentId}/files: List the agent's live files, or download one"""
         request = _build_list_agent_files(agent_id, path=path, prefix=prefix)
         return _parse_list_agent_files(await self._client._send(request))  # type: ignore[no-any-return]

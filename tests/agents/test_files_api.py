@@ -48,7 +48,9 @@ def test_put_then_download_and_list(
     assert _download(server, admin_key, agent, path="system.md", prefix="prompts").content == (
         b"You extract totals.\n"
     )
-    listed = admin.agents.list_files(agent).files
+    # the generated client returns the file's bytes when a path is given
+    assert admin.agents.list_files(agent, path="prompts/system.md") == b"You extract totals.\n"
+    listed = admin.agents.list_files(agent).files  # type: ignore[union-attr]
     assert [entry.path for entry in listed] == ["agent.json", "main.py", "prompts/system.md"]
     entry = listed[-1]
     assert entry.size_bytes == len(b"You extract totals.\n")

@@ -86,6 +86,12 @@ def _jsonable(value: object) -> object:
     return str(value)
 
 
+def _detail_code(status: int) -> str:
+    """The code of a located issue: ``invalid_value`` for a 400, else the status's own code
+    (a 409 naming ``body.name`` is a ``conflict``)."""
+    return "invalid_value" if status == 400 else _ENVELOPE_CODES.get(status, "invalid_value")
+
+
 def envelope_renderer(error: HttpError, request: Request) -> Response:
     """``ApiErrorEnvelope``: one issue per invalid input, the request id in body and header."""
     request_id = str(request.value(REQUEST_ID) or _new_request_id())
@@ -95,7 +101,7 @@ def envelope_renderer(error: HttpError, request: Request) -> Response:
             {
                 "field": ".".join(str(part) for part in item.loc) or "<root>",
                 "message": item.msg,
-                "code": "required" if item.type == "missing" else "invalid_value",
+                "code": "required" if item.type == "missing" else _detail_code(error.status),
                 "severity": "error",
             }
             for item in error.details

@@ -6,6 +6,8 @@
     agents-admin create-key --name team-a --agent invoice-extractor --agent agt_… --can-create
     agents-admin list-keys
     agents-admin revoke-key 3f9a0c1d2e4b5a69
+    agents-admin promote aex_… --name acme-2026-04    # see handlers/agents/promotion.py
+    agents-admin demote aex_…
 
 ``create-key`` prints the secret once (``secret: sk_…``); only its hash is stored. Exit status:
 0 done, 1 unknown key or unreachable database, 2 invalid arguments or settings.
@@ -23,6 +25,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from handlers.agents.keys import create_key, list_keys, revoke_key
 from handlers.agents.migrate import open_database
+from handlers.agents.promotion import (
+    PROMOTION_COMMANDS,
+    add_promotion_commands,
+    run_promotion_command,
+)
 from handlers.agents.settings import Settings, SettingsError
 
 __all__ = ["main"]
@@ -60,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("list-keys", help="list every key (never the secrets)")
     revoke = commands.add_parser("revoke-key", help="revoke a key (idempotent)")
     revoke.add_argument("key_id", metavar="ID")
+    add_promotion_commands(commands)
     return parser
 
 
@@ -86,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agents-admin: cannot open the database: {error}".splitlines()[0], file=sys.stderr)
         return 1
     try:
+        if name in PROMOTION_COMMANDS:
+            return run_promotion_command(database, args)
         if name == "create-key":
             issued = database.write_sync(
                 partial(

@@ -1,8 +1,9 @@
 """The service's implementation of the generated ``AgentsHandlers`` Protocol.
 
-Agents and their workspace files work for real. Executions, feedback, expected results and
-workflows are not built yet; until they are, those operations answer truthfully with statuses
-their operations document:
+Agents, their workspace files, and executions' feedback and expected results
+(:mod:`handlers.agents.feedback`, :mod:`handlers.agents.expected`) work for real. Runs,
+executions and workflows are not built yet; until they are, those operations answer truthfully
+with statuses their operations document:
 
 * anything looked up by execution id: 404 (no execution exists yet);
 * ``list_agent_executions``: the agent's (empty) page, 404 for an unknown agent;
@@ -24,6 +25,8 @@ from generated.agents.handlers import AgentsHandlers
 from handlers.agents.agent_files import AgentFiles
 from handlers.agents.agent_store import AgentStore
 from handlers.agents.auth import current_principal
+from handlers.agents.expected import ExpectedFiles
+from handlers.agents.feedback import FeedbackStore
 from webrest import HttpError, Response
 
 __all__ = ["AgentsHttpHandlers"]
@@ -176,22 +179,23 @@ class AgentsHttpHandlers:
     async def get_agent_execution_feedback(
         self, *, execution_id: str
     ) -> models.AgentExecutionFeedbackDetail | Response:
-        raise _execution_not_found(execution_id)
+        return await FeedbackStore(self.agents.database).get(current_principal(), execution_id)
 
     async def clear_agent_execution_feedback(
         self, *, execution_id: str
     ) -> models.AgentExecutionFeedbackDetail | Response:
-        raise _execution_not_found(execution_id)
+        return await FeedbackStore(self.agents.database).clear(current_principal(), execution_id)
 
     async def update_agent_execution_feedback(
         self, *, execution_id: str, body: models.UpdateAgentExecutionFeedbackBody
     ) -> models.AgentExecutionFeedbackDetail | Response:
-        raise _execution_not_found(execution_id)
+        feedback = FeedbackStore(self.agents.database)
+        return await feedback.update(current_principal(), execution_id, body)
 
     async def list_agent_execution_expected(
         self, *, execution_id: str
     ) -> models.AgentExecutionExpectedArtifacts | Response:
-        raise _execution_not_found(execution_id)
+        return await self._expected().list(current_principal(), execution_id)
 
     async def add_agent_execution_expected_file(
         self,
@@ -201,22 +205,27 @@ class AgentsHttpHandlers:
         file: UploadFile | None = None,
         name: str | None = None,
     ) -> models.CreateExpectedFileResponse | Response:
-        raise _execution_not_found(execution_id)
+        return await self._expected().add(current_principal(), execution_id, body, file, name)
 
     async def download_agent_execution_expected_file(
         self, *, execution_id: str, filename: str
     ) -> AsyncIterator[bytes] | bytes | Response:
-        raise _execution_not_found(execution_id)
+        return await self._expected().download(current_principal(), execution_id, filename)
 
     async def delete_agent_execution_expected_file(
         self, *, execution_id: str, filename: str
     ) -> Response | None:
-        raise _execution_not_found(execution_id)
+        await self._expected().delete(current_principal(), execution_id, filename)
+        return None
 
     async def rename_agent_execution_expected_file(
         self, *, execution_id: str, filename: str, body: models.RenameExpectedFileBody
     ) -> models.RenameExpectedFileResponse | Response:
-        raise _execution_not_found(execution_id)
+        expected = self._expected()
+        return await expected.rename(current_principal(), execution_id, filename, body)
+
+    def _expected(self) -> ExpectedFiles:
+        return ExpectedFiles(self.agents.database, self.agents.blobs)
 
     async def download_agent_execution_file(
         self,

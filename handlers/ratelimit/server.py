@@ -25,10 +25,13 @@ import uvicorn
 
 from handlers.ratelimit import health as health_components
 from handlers.ratelimit import logs
+from handlers.ratelimit.asgi_listener import AsgiListener
 from handlers.ratelimit.backends.base import BackendError, CounterStore
 from handlers.ratelimit.backends.memory import MemoryStore
 from handlers.ratelimit.config.parse import dump
 from handlers.ratelimit.config.provider import ConfigUpdate, FileConfigProvider
+from handlers.ratelimit.config.xds import XdsConfigProvider
+from handlers.ratelimit.debug_server import create_debug_app
 from handlers.ratelimit.grpc_server import create_grpc_server
 from handlers.ratelimit.health import Health
 from handlers.ratelimit.http import create_http_app
@@ -36,6 +39,8 @@ from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.local_cache import LocalCache
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.settings import Environment, Modes, Settings, SettingsError
+from handlers.ratelimit.sinks import StatsReporting
+from handlers.ratelimit.sinks.relay import StatsQueue
 from handlers.ratelimit.stats import ServiceStats
 from handlers.ratelimit.tracing import create_tracer_provider
 
@@ -54,9 +59,17 @@ def build_store(settings: Settings, stats: ServiceStats) -> CounterStore:
 
         per_second = settings.kvstore_persecond_settings if settings.kvstore_persecond else None
         return RedisStore(settings.kvstore, per_second=per_second, stats=stats.store)
+    if settings.backend_type == "memcache":
+        from handlers.ratelimit.backends.memcache import MemcacheStore
+
+        if settings.stop_cache_key_increment_when_overlimit:
+            log.warning(
+                "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT has no effect with BACKEND_TYPE=memcache"
+            )
+        return MemcacheStore(settings.altcache, stats=stats.store)
     raise SettingsError(
         f"BACKEND_TYPE={settings.backend_type!r} is not available in this build: "
-        "expected redis or memory"
+        "expected redis, memcache or memory"
     )
 
 
@@ -99,6 +112,8 @@ class RateLimitServer:
         *,
         store: CounterStore | None = None,
         clock: Callable[[], float] = time.time,
+        worker: int = 0,
+        stats_channel: StatsQueue | None = None,
     ) -> None:
         self.settings = settings
         self.stats = ServiceStats()
@@ -113,7 +128,9 @@ class RateLimitServer:
             cache_key_prefix=settings.cache_key_prefix,
             near_limit_ratio=settings.near_limit_ratio,
             expiration_jitter_max_seconds=settings.expiration_jitter_max_seconds,
-            stop_increment_when_over_limit=settings.stop_cache_key_increment_when_overlimit,
+            # as upstream, memcache increments after deciding and does not implement the flag
+            stop_increment_when_over_limit=settings.stop_cache_key_increment_when_overlimit
+            and settings.backend_type != "memcache",
             local_cache=local_cache,
             clock=clock,
         )
@@ -124,17 +141,27 @@ class RateLimitServer:
                 self.store.connected if settings.kvstore_health_check_active_connection else None
             ),
         )
-        if settings.config_type != "FILE":
-            raise SettingsError(
-                f"CONFIG_TYPE={settings.config_type} is not available in this build: expected FILE"
-            )
-        self.provider = FileConfigProvider(settings, self._on_config)
+        self.provider: FileConfigProvider | XdsConfigProvider
+        if settings.config_type == "GRPC_XDS_SOTW":
+            self.provider = XdsConfigProvider(settings, self._on_config)
+        else:
+            self.provider = FileConfigProvider(settings, self._on_config)
         self.grpc_server: grpc.aio.Server | None = None
         self.grpc_port = 0
         self.http_server: uvicorn.Server | None = None
         self.http_port = 0
         self._http_socket: socket.socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        # statistics: with several workers, worker 0 reports for all and owns the debug port
+        self.worker = worker
+        self.reporting = StatsReporting(
+            settings.stats,
+            self.stats.store,
+            worker=worker,
+            channel=stats_channel,
+            stdout_enabled=settings.log_level in ("TRACE", "DEBUG"),
+        )
+        self.debug_listener: AsgiListener | None = None
         self.tracer_provider = (
             create_tracer_provider(settings.tracing) if settings.tracing.enabled else None
         )
@@ -190,8 +217,23 @@ class RateLimitServer:
         self.http_server.lifespan = config.lifespan_class(config)
         await self.http_server.startup(sockets=[self._http_socket])
         log.info("Listening for HTTP on '%s:%d'", settings.host, self.http_port)
+        await self.reporting.start()
+        if self.worker == 0:
+            await self._start_debug_listener()
         if settings.kvstore_health_check_active_connection:
             self._tasks.append(asyncio.create_task(self._poll_health()))
+
+    async def _start_debug_listener(self) -> None:
+        settings = self.settings
+        app = create_debug_app(self.service, self.reporting.source)
+        listener = AsgiListener(app, settings.debug_host, settings.debug_port)
+        try:
+            await listener.start()
+        except OSError as error:  # as upstream, the service runs on without its debug port
+            log.error("Failed to open debug HTTP listener: %s", error)
+            return
+        self.debug_listener = listener
+        log.info("Listening for debug on '%s:%d'", settings.debug_host, listener.port)
 
     async def _poll_health(self) -> None:
         while True:
@@ -212,15 +254,36 @@ class RateLimitServer:
         if self.http_server is not None and self._http_socket is not None:
             stops.append(self.http_server.shutdown(sockets=[self._http_socket]))
         await asyncio.gather(*stops)
+        if self.debug_listener is not None:
+            await self.debug_listener.stop()
+        await self.reporting.stop()  # a last flush, after the in-flight calls
         await self.provider.close()
         await self.store.close()
         if self.tracer_provider is not None:
             await asyncio.to_thread(self.tracer_provider.shutdown)  # flushes the last spans
 
 
-async def serve(settings: Settings) -> None:
+async def _start_unless_stopped(server: RateLimitServer, stop: asyncio.Event) -> bool:
+    """Start ``server``; False when a signal came first (startup can wait long: the xDS
+    provider waits for its first configuration, the cache for its first PING)."""
+    starting = asyncio.create_task(server.start())
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait((starting, stopping), return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if starting.done():
+        starting.result()  # a startup failure is raised here
+        return True
+    starting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await starting
+    return False
+
+
+async def serve(
+    settings: Settings, worker: int = 0, stats_channel: StatsQueue | None = None
+) -> None:
     """Run one worker until SIGTERM, SIGINT or SIGHUP."""
-    server = RateLimitServer(settings)
+    server = RateLimitServer(settings, worker=worker, stats_channel=stats_channel)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -231,7 +294,10 @@ async def serve(settings: Settings) -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, on_signal, signum)
-    await server.start()
+    if not await _start_unless_stopped(server, stop):
+        log.info("shutting down before startup finished")
+        await server.stop()
+        return
     try:
         await stop.wait()
     finally:
@@ -239,11 +305,11 @@ async def serve(settings: Settings) -> None:
         await server.stop()
 
 
-def _worker(settings: Settings) -> None:
+def _worker(settings: Settings, worker: int = 0, stats_channel: StatsQueue | None = None) -> None:
     logs.configure(settings.log_level, settings.log_format)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(settings))
+            asyncio.run(serve(settings, worker, stats_channel))
     except SettingsError:
         raise
     except (BackendError, OSError) as error:
@@ -275,8 +341,12 @@ def main(argv: list[str] | None = None) -> int:
 def _run_workers(settings: Settings, workers: int) -> int:
     log.info("starting %d worker processes", workers)
     context = multiprocessing.get_context("spawn")
+    # the workers' statistics meet in worker 0 (see handlers/ratelimit/sinks/relay.py)
+    stats_channel: StatsQueue = context.Queue()
     processes = [
-        context.Process(target=_worker, args=(settings,), name=f"ratelimit-worker-{n}")
+        context.Process(
+            target=_worker, args=(settings, n, stats_channel), name=f"ratelimit-worker-{n}"
+        )
         for n in range(workers)
     ]
     for process in processes:

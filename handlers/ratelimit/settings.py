@@ -234,6 +234,75 @@ class Modes:
         )
 
 
+_SRV_NAME = re.compile(r"^_(.+?)\._(.+?)\.(.+)$")
+
+
+def split_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port``) as a host and a port number."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"host:port, got {text.strip()!r}")
+    return host.strip("[]"), int(port)
+
+
+def parse_host_ports(text: str) -> tuple[str, ...]:
+    """A comma-separated list of ``host:port`` (or unix socket paths, containing ``/``)."""
+    items = tuple(item.strip() for item in text.split(","))
+    for item in items:
+        if "/" not in item:
+            try:
+                split_host_port(item)
+            except ValueError:
+                raise ValueError(
+                    f"a comma-separated list of host:port, got the item {item!r}"
+                ) from None
+    return items
+
+
+def parse_srv_name(text: str) -> str:
+    """An SRV record name, ``_service._proto.name`` (empty: none)."""
+    if text and _SRV_NAME.match(text) is None:
+        raise ValueError("an SRV name such as _memcache._tcp.example.com")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class AltCacheSettings:
+    """The alternative memory cache, memcached (``ALTCACHE_*``, upstream ``MEMCACHE_*``), used
+    when BACKEND_TYPE is memcache: nodes from ``host_port`` or from the ``srv`` record."""
+
+    host_port: tuple[str, ...] = ()
+    srv: str = ""
+    srv_refresh: float = 0.0
+    max_idle_conns: int = 2
+    tls: bool = False
+    tls_client_cert: str = ""
+    tls_client_key: str = ""
+    tls_cacert: str = ""
+    tls_skip_hostname_verification: bool = False
+
+    @classmethod
+    def read(cls, env: Environment) -> AltCacheSettings:
+        settings = cls(
+            host_port=env.get("ALTCACHE_HOST_PORT", (), parse_host_ports),
+            srv=env.get("ALTCACHE_SRV", "", parse_srv_name),
+            srv_refresh=env.duration("ALTCACHE_SRV_REFRESH", 0.0),
+            max_idle_conns=env.integer("ALTCACHE_MAX_IDLE_CONNS", 2, minimum=0),
+            tls=env.boolean("ALTCACHE_TLS"),
+            tls_client_cert=env.string("ALTCACHE_TLS_CLIENT_CERT"),
+            tls_client_key=env.string("ALTCACHE_TLS_CLIENT_KEY"),
+            tls_cacert=env.string("ALTCACHE_TLS_CACERT"),
+            tls_skip_hostname_verification=env.boolean("ALTCACHE_TLS_SKIP_HOSTNAME_VERIFICATION"),
+        )
+        if settings.host_port and settings.srv:
+            raise SettingsError("ALTCACHE_HOST_PORT and ALTCACHE_SRV are both set: use one")
+        if settings.tls and bool(settings.tls_client_cert) != bool(settings.tls_client_key):
+            raise SettingsError(
+                "ALTCACHE_TLS_CLIENT_CERT and ALTCACHE_TLS_CLIENT_KEY go together: set both"
+            )
+        return settings
+
+
 @dataclass(frozen=True, slots=True)
 class GrpcTransportSettings:
     """TLS, mTLS and connection ageing of the gRPC port (``GRPC_SERVER_*``, ``GRPC_CLIENT_*``,
@@ -272,6 +341,146 @@ class GrpcTransportSettings:
         return settings
 
 
+_METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
+
+
+def parse_node_metadata(text: str) -> tuple[tuple[str, str], ...]:
+    """``k1=v1,k2=v2`` (CONFIG_GRPC_XDS_NODE_METADATA) as (key, value) pairs in order."""
+    pairs: list[tuple[str, str]] = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"a comma-separated list of key=value, got the item {item.strip()!r}")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
+def parse_grpc_headers(text: str) -> tuple[tuple[str, str], ...]:
+    """``k1:v1,k2:v2`` (CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS) as gRPC metadata, names
+    lower-cased as gRPC sends them."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in parse_tags(text):
+        name = key.lower()
+        if not _METADATA_KEY.fullmatch(name) or name.startswith("grpc-"):
+            raise ValueError(
+                f"header names of letters, digits, '_', '.', '-' not starting with grpc-, "
+                f"got {key!r}"
+            )
+        if not name.endswith("-bin") and not all(" " <= char <= "~" for char in value):
+            raise ValueError(f"printable ASCII header values, got {value!r} for {key!r}")
+        pairs.append((name, value))
+    return tuple(pairs)
+
+
+def parse_positive_number(text: str) -> float:
+    """A finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ValueError("a number above 0")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class XdsSettings:
+    """The xDS configuration client (``CONFIG_GRPC_XDS_*``, ``XDS_CLIENT_*``), used when
+    CONFIG_TYPE is GRPC_XDS_SOTW; durations in seconds, ``max_msg_size_in_bytes`` 0 keeps
+    gRPC's default (4 MiB)."""
+
+    server_url: str = "localhost:18000"
+    node_id: str = "default"
+    node_metadata: tuple[tuple[str, str], ...] = ()
+    connect_retry_interval: float = 3.0
+    additional_headers: tuple[tuple[str, str], ...] = ()
+    use_tls: bool = False
+    client_tls_cert: str = ""
+    client_tls_key: str = ""
+    server_tls_cacert: str = ""
+    server_tls_san: str = ""
+    backoff_initial_interval: float = 10.0
+    backoff_max_interval: float = 60.0
+    backoff_random_factor: float = 0.5
+    backoff_jitter: bool = True
+    max_msg_size_in_bytes: int = 0
+
+    @classmethod
+    def read(cls, e: Environment) -> XdsSettings:
+        d = cls()
+        none: tuple[tuple[str, str], ...] = ()
+        settings = cls(
+            server_url=e.string("CONFIG_GRPC_XDS_SERVER_URL", d.server_url).strip(),
+            node_id=e.string("CONFIG_GRPC_XDS_NODE_ID", d.node_id),
+            node_metadata=e.get("CONFIG_GRPC_XDS_NODE_METADATA", none, parse_node_metadata),
+            connect_retry_interval=e.duration(
+                "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", d.connect_retry_interval
+            ),
+            additional_headers=e.get(
+                "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS", none, parse_grpc_headers
+            ),
+            use_tls=e.boolean("CONFIG_GRPC_XDS_SERVER_USE_TLS"),
+            client_tls_cert=e.string("CONFIG_GRPC_XDS_CLIENT_TLS_CERT"),
+            client_tls_key=e.string("CONFIG_GRPC_XDS_CLIENT_TLS_KEY"),
+            server_tls_cacert=e.string("CONFIG_GRPC_XDS_SERVER_TLS_CACERT"),
+            server_tls_san=e.string("CONFIG_GRPC_XDS_SERVER_TLS_SAN"),
+            backoff_initial_interval=e.duration(
+                "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", d.backoff_initial_interval
+            ),
+            backoff_max_interval=e.duration(
+                "XDS_CLIENT_BACKOFF_MAX_INTERVAL", d.backoff_max_interval
+            ),
+            backoff_random_factor=e.get(
+                "XDS_CLIENT_BACKOFF_RANDOM_FACTOR", d.backoff_random_factor, parse_positive_number
+            ),
+            backoff_jitter=e.boolean("XDS_CLIENT_BACKOFF_JITTER", d.backoff_jitter),
+            max_msg_size_in_bytes=e.integer(
+                "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", 0, maximum=2**31 - 1
+            ),
+        )
+        settings._check()
+        return settings
+
+    def _check(self) -> None:
+        for name, text in (
+            ("CONFIG_GRPC_XDS_SERVER_URL", self.server_url),
+            ("CONFIG_GRPC_XDS_NODE_ID", self.node_id),
+        ):
+            if not text:
+                raise SettingsError(f"{name} is empty: expected a value (or leave it unset)")
+        for name, seconds in (
+            ("CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", self.connect_retry_interval),
+            ("XDS_CLIENT_BACKOFF_INITIAL_INTERVAL", self.backoff_initial_interval),
+            ("XDS_CLIENT_BACKOFF_MAX_INTERVAL", self.backoff_max_interval),
+        ):
+            if seconds <= 0:
+                raise SettingsError(f"{name} must be a positive duration such as 500ms or 3s")
+        if self.backoff_max_interval < self.backoff_initial_interval:
+            raise SettingsError(
+                "XDS_CLIENT_BACKOFF_MAX_INTERVAL must not be below "
+                "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL"
+            )
+        if bool(self.client_tls_cert) != bool(self.client_tls_key):
+            raise SettingsError(
+                "CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY go together: "
+                "set both"
+            )
+        stray = [
+            name
+            for name, text in (
+                ("CONFIG_GRPC_XDS_CLIENT_TLS_CERT", self.client_tls_cert),
+                ("CONFIG_GRPC_XDS_CLIENT_TLS_KEY", self.client_tls_key),
+                ("CONFIG_GRPC_XDS_SERVER_TLS_CACERT", self.server_tls_cacert),
+                ("CONFIG_GRPC_XDS_SERVER_TLS_SAN", self.server_tls_san),
+            )
+            if text
+        ]
+        if stray and not self.use_tls:
+            raise SettingsError(f"{', '.join(stray)} need CONFIG_GRPC_XDS_SERVER_USE_TLS=true")
+
+
 @dataclass(frozen=True, slots=True)
 class TracingSettings:
     """OpenTelemetry tracing (``TRACING_*``); the OTLP destination comes from the standard
@@ -297,6 +506,155 @@ class TracingSettings:
             service_instance_id=e.string("TRACING_SERVICE_INSTANCE_ID") or str(uuid.uuid4()),
             sampling_rate=e.ratio("TRACING_SAMPLING_RATE", d.sampling_rate),
         )
+
+
+_TEMPLATE_GROUP = re.compile(r"\$(\d+)")
+
+
+def parse_tags(text: str) -> tuple[tuple[str, str], ...]:
+    """``k1:v1,k2:v2`` (EXTRA_TAGS, a mogrifier's TAGS) as (key, value) pairs in order."""
+    pairs: list[tuple[str, str]] = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition(":")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"a comma-separated list of key:value, got the item {item.strip()!r}")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
+def parse_listen_address(text: str) -> tuple[str, int]:
+    """``host:port`` or ``:port`` (every interface; port 0: any free port) as a host and a
+    port number."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"host:port or :port, got {text.strip()!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class MogrifierSettings:
+    """One tag sink mogrifier: a stat name matching ``pattern`` is sent as ``name`` with
+    ``tags``; ``$1``, ``$2``... in both are the pattern's groups."""
+
+    key: str
+    pattern: str
+    name: str
+    tags: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def read(cls, env: Environment, key: str) -> MogrifierSettings:
+        prefix = f"TAGGED_METRICSD_MOGRIFIER_{key}_"
+        pattern = env.string(prefix + "PATTERN")
+        if not pattern:
+            raise SettingsError(f"{prefix}PATTERN is not set: mogrifier {key} needs a pattern")
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as error:
+            raise SettingsError(f"{prefix}PATTERN={pattern!r} is invalid: {error}") from None
+        name = env.string(prefix + "NAME")
+        if not name:
+            raise SettingsError(f"{prefix}NAME is not set: mogrifier {key} needs a name")
+        no_tags: tuple[tuple[str, str], ...] = ()
+        tags = env.get(prefix + "TAGS", no_tags, parse_tags)
+        for setting, template in [(prefix + "NAME", name)] + [
+            (prefix + "TAGS", v) for _, v in tags
+        ]:
+            for group in _TEMPLATE_GROUP.findall(template):
+                if int(group) > groups:
+                    raise SettingsError(
+                        f"{setting} refers to ${group} but {prefix}PATTERN has {groups} groups"
+                    )
+        return cls(key=key, pattern=pattern, name=name, tags=tags)
+
+
+STATS_SINKS = ("metricsd", "tagged_metricsd", "pullmetrics", "stdout", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class StatsSettings:
+    """Where statistics go (``METRICSD``, ``TAGGED_METRICSD``, ``PULLMETRICS``, stdout) and
+    how; :attr:`sink` is the one chosen."""
+
+    sink: str = "metricsd"
+    """One of STATS_SINKS: the push sink by default, ``none`` with DISABLE_STATS."""
+    metricsd_host: str = "localhost"
+    metricsd_port: int = 8125
+    flush_interval: float = 10.0
+    extra_tags: tuple[tuple[str, str], ...] = ()
+    mogrifiers: tuple[MogrifierSettings, ...] = ()
+    pullmetrics_host: str = "0.0.0.0"
+    pullmetrics_port: int = 9090
+    pullmetrics_path: str = "/metrics"
+    pullmetrics_mapper_yaml: str = ""
+    pullmetrics_response_time_as_milliseconds: bool = False
+
+    @classmethod
+    def read(cls, e: Environment) -> StatsSettings:
+        d = cls()
+        use_push = e.boolean("USE_METRICSD", True)
+        push_explicit = e.raw("USE_METRICSD") not in (None, "")
+        use_tagged = e.boolean("USE_TAGGED_METRICSD")
+        use_pull = e.boolean("USE_PULLMETRICS")
+        others = [
+            n
+            for n, on in (("USE_TAGGED_METRICSD", use_tagged), ("USE_PULLMETRICS", use_pull))
+            if on
+        ]
+        if push_explicit and use_push:
+            others.insert(0, "USE_METRICSD")
+        if len(others) > 1:
+            raise SettingsError(
+                "unable to use more than one stats sink at the same time: "
+                + " and ".join(others)
+                + " are true; set one of USE_METRICSD, USE_TAGGED_METRICSD, USE_PULLMETRICS"
+            )
+        if e.boolean("DISABLE_STATS"):
+            sink = "none"
+        elif use_tagged:
+            sink = "tagged_metricsd"
+        elif use_pull:
+            sink = "pullmetrics"
+        else:
+            sink = "metricsd" if use_push else "stdout"
+        flush_interval = e.duration("STATS_FLUSH_INTERVAL", d.flush_interval)
+        if flush_interval <= 0:
+            raise SettingsError(
+                "STATS_FLUSH_INTERVAL must be a positive duration such as 10s or 500ms"
+            )
+        pull_host, pull_port = e.get("PULLMETRICS_ADDR", ("0.0.0.0", 9090), parse_listen_address)
+        pull_path = e.string("PULLMETRICS_PATH", d.pullmetrics_path)
+        if not pull_path.startswith("/"):
+            raise SettingsError(
+                f"PULLMETRICS_PATH={pull_path!r} is invalid: expected a path starting with /"
+            )
+        no_names: tuple[str, ...] = ()
+        names = e.get("TAGGED_METRICSD_MOGRIFIERS", no_names, parse_names)
+        return cls(
+            sink=sink,
+            metricsd_host=e.string("METRICSD_HOST", d.metricsd_host),
+            metricsd_port=e.integer("METRICSD_PORT", d.metricsd_port, minimum=1, maximum=65535),
+            flush_interval=flush_interval,
+            extra_tags=e.get("EXTRA_TAGS", (), parse_tags),
+            mogrifiers=tuple(MogrifierSettings.read(e, name) for name in names),
+            pullmetrics_host=pull_host,
+            pullmetrics_port=pull_port,
+            pullmetrics_path=pull_path,
+            pullmetrics_mapper_yaml=e.string("PULLMETRICS_MAPPER_YAML"),
+            pullmetrics_response_time_as_milliseconds=e.boolean(
+                "PULLMETRICS_RESPONSE_TIME_AS_MILLISECONDS"
+            ),
+        )
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of names (TAGGED_METRICSD_MOGRIFIERS)."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+            raise ValueError(f"a comma-separated list of names (letters, digits, _), got {name!r}")
+    return names
 
 
 BACKENDS = ("redis", "memcache", "memory")
@@ -330,6 +688,7 @@ class Settings:
     runtime_ignoredotfiles: bool = False
     runtime_watch_root: bool = True
     merge_domain_config: bool = False
+    xds: XdsSettings = field(default_factory=XdsSettings)
     # decisions and cache
     backend_type: str = "redis"
     cache_key_prefix: str = ""
@@ -345,6 +704,10 @@ class Settings:
     kvstore: KvStoreSettings = field(default_factory=KvStoreSettings)
     kvstore_persecond: bool = False
     kvstore_persecond_settings: KvStoreSettings = field(default_factory=KvStoreSettings)
+    # alternative memory cache (memcached)
+    altcache: AltCacheSettings = field(default_factory=AltCacheSettings)
+    # statistics
+    stats: StatsSettings = field(default_factory=StatsSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -373,6 +736,7 @@ class Settings:
             runtime_ignoredotfiles=e.boolean("RUNTIME_IGNOREDOTFILES"),
             runtime_watch_root=e.boolean("RUNTIME_WATCH_ROOT", True),
             merge_domain_config=e.boolean("MERGE_DOMAIN_CONFIG"),
+            xds=XdsSettings.read(e),
             backend_type=e.choice("BACKEND_TYPE", d.backend_type, BACKENDS),
             cache_key_prefix=e.string("CACHE_KEY_PREFIX"),
             expiration_jitter_max_seconds=e.integer("EXPIRATION_JITTER_MAX_SECONDS", 300),
@@ -391,4 +755,6 @@ class Settings:
             kvstore=KvStoreSettings.read(e, "KVSTORE_"),
             kvstore_persecond=e.boolean("KVSTORE_PERSECOND"),
             kvstore_persecond_settings=KvStoreSettings.read(e, "KVSTORE_PERSECOND_"),
+            altcache=AltCacheSettings.read(e),
+            stats=StatsSettings.read(e),
         )

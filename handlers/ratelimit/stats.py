@@ -8,6 +8,7 @@ read the values through :meth:`StatsStore.counters`, ``gauges`` and ``timers``.
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 from dataclasses import dataclass
@@ -47,19 +48,53 @@ class Gauge:
         self.value = value
 
 
-class Timer:
-    """Durations in milliseconds: how many were recorded and their sum."""
+MAX_PENDING_SAMPLES = 4096
+"""Timer samples kept between two drains; beyond that a uniform sample of them is kept."""
 
-    __slots__ = ("count", "name", "total_ms")
+
+@dataclass(frozen=True, slots=True)
+class TimerSamples:
+    """What a timer recorded since the last drain: the exact ``count`` and ``total_ms``, and the
+    samples (all of them, or a uniform sample of ``MAX_PENDING_SAMPLES`` when there were more)."""
+
+    samples_ms: list[float]
+    count: int
+    total_ms: float
+
+
+class Timer:
+    """Durations in milliseconds: how many were recorded, their sum, and the samples recorded
+    since the last :meth:`drain` (for the sinks)."""
+
+    __slots__ = ("_pending", "_pending_count", "_pending_total_ms", "count", "name", "total_ms")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.count = 0
         self.total_ms = 0.0
+        self._pending: list[float] = []
+        self._pending_count = 0
+        self._pending_total_ms = 0.0
 
     def record(self, milliseconds: float) -> None:
         self.count += 1
         self.total_ms += milliseconds
+        self._pending_count += 1
+        self._pending_total_ms += milliseconds
+        if len(self._pending) < MAX_PENDING_SAMPLES:
+            self._pending.append(milliseconds)
+        else:  # reservoir sampling keeps the kept samples uniform over the interval
+            slot = random.randrange(self._pending_count)
+            if slot < MAX_PENDING_SAMPLES:
+                self._pending[slot] = milliseconds
+
+    def drain(self) -> TimerSamples:
+        """The samples since the last drain, and start a new interval."""
+        drained = TimerSamples(self._pending, self._pending_count, self._pending_total_ms)
+        self._pending = []
+        self._pending_count = 0
+        self._pending_total_ms = 0.0
+        return drained
 
 
 class StatsStore:

@@ -41,7 +41,7 @@ from handlers.ratelimit.backends.redis_protocol import (
     encode_command,
     fail,
 )
-from handlers.ratelimit.settings import KvStoreSettings
+from handlers.ratelimit.settings import AltCacheSettings, KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
 
 logger = logging.getLogger(__name__)
@@ -118,7 +118,9 @@ def parse_endpoint(text: str, socket_type: str = "tcp") -> Endpoint:
     return Endpoint(host=host.strip("[]") or "localhost", port=int(port))
 
 
-def tls_context(settings: KvStoreSettings) -> Callable[[], ssl.SSLContext]:
+def tls_context(
+    settings: KvStoreSettings | AltCacheSettings,
+) -> Callable[[], ssl.SSLContext]:
     """The TLS context of an instance, made at its first use (so that unreadable files fail
     calls, not the construction): the system CAs plus ``tls_cacert``, certificates always
     verified, host names unless ``tls_skip_hostname_verification``, and the client

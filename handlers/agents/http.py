@@ -2,13 +2,11 @@
 
 Agents, their workspace files, and executions' feedback and expected results
 (:mod:`handlers.agents.feedback`, :mod:`handlers.agents.expected`) work for real. Runs,
-executions and workflows are not built yet; until they are, those operations answer truthfully
-with statuses their operations document:
+executions (:mod:`handlers.agents.runs`, :mod:`handlers.agents.executions`,
+:mod:`handlers.agents.execution_list`) work for real. Workflows are not built yet; until they
+are, those operations answer truthfully with statuses their operations document:
 
-* anything looked up by execution id: 404 (no execution exists yet);
-* ``list_agent_executions``: the agent's (empty) page, 404 for an unknown agent;
-* ``run_agent``: 404 for an unknown agent, else 403 (the documented "API trigger disabled"
-  answer: this server does not run agents yet);
+* ``get_workflow_execution`` / ``cancel_workflow_execution``: 404;
 * ``list_workflows``: an empty page; anything naming a workflow: 404 (none exists yet).
 """
 
@@ -25,8 +23,12 @@ from generated.agents.handlers import AgentsHandlers
 from handlers.agents.agent_files import AgentFiles
 from handlers.agents.agent_store import AgentStore
 from handlers.agents.auth import current_principal
+from handlers.agents.engine import ExecutionEngine
+from handlers.agents.execution_list import ExecutionListQuery, list_executions
+from handlers.agents.executions import ExecutionQueries
 from handlers.agents.expected import ExpectedFiles
 from handlers.agents.feedback import FeedbackStore
+from handlers.agents.runs import AgentRuns
 from webrest import HttpError, Response
 
 __all__ = ["AgentsHttpHandlers"]
@@ -49,9 +51,11 @@ def _workflow_not_found(workflow: str) -> HttpError:
 class AgentsHttpHandlers:
     """Every operation of the agents API, for the caller the auth filter identified."""
 
-    def __init__(self, agents: AgentStore, files: AgentFiles) -> None:
+    def __init__(self, agents: AgentStore, files: AgentFiles, engine: ExecutionEngine) -> None:
         self.agents = agents
         self.files = files
+        self.runs = AgentRuns(agents.database, agents.blobs, engine)
+        self.executions = ExecutionQueries(agents.database, agents.blobs, engine)
 
     # -- agents --------------------------------------------------------------------------------
 
@@ -85,10 +89,7 @@ class AgentsHttpHandlers:
         wait_for_completion: int | None = None,
         body: models.RunAgentBody | None = None,
     ) -> models.RunAgentResponse | Response:
-        await self.agents.get(current_principal(), agent_id, None)  # 404 when unknown
-        raise HttpError(
-            403, "The API trigger of this agent is disabled: runs are not available yet"
-        )
+        return await self.runs.run(current_principal(), agent_id, body, files, wait_for_completion)
 
     # -- files ---------------------------------------------------------------------------------
 
@@ -150,31 +151,55 @@ class AgentsHttpHandlers:
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListAgentExecutionsResponse | Response:
-        await self.agents.get(current_principal(), agent_id, None)  # 404 when unknown
-        # TODO(executions): query the executions table; no execution can exist before runs do.
-        return models.ListAgentExecutionsResponse(
-            executions=[],
-            total=0,
+        query = ExecutionListQuery(
+            status=status,
+            batch_id=batch_id,
+            example_name=example_name,
+            example_name_contains=example_name_contains,
+            created_after=created_after,
+            created_before=created_before,
+            completed_after=completed_after,
+            completed_before=completed_before,
+            feedback_status=feedback_status,
+            feedback_rating=feedback_rating,
+            has_feedback=has_feedback,
+            no_feedback=no_feedback,
+            has_expected=has_expected,
+            has_expected_json=has_expected_json,
+            has_expected_files=has_expected_files,
+            feedback_body_contains=feedback_body_contains,
+            feedback_created_after=feedback_created_after,
+            feedback_created_before=feedback_created_before,
+            feedback_updated_after=feedback_updated_after,
+            feedback_updated_before=feedback_updated_before,
+            feedback_resolved_after=feedback_resolved_after,
+            feedback_resolved_before=feedback_resolved_before,
+            promoted_to_example=promoted_to_example,
+            promoted_example_name=promoted_example_name,
+            since_last_resolved=since_last_resolved,
+            include=include,
+            sort=sort,
+            order=order,
+            scan_limit=scan_limit,
             limit=limit,
             offset=offset,
-            scan_limited=False,
-            no_resolved_anchor=True if since_last_resolved else None,
         )
+        return await list_executions(self.agents.database, current_principal(), agent_id, query)
 
     async def get_agent_execution(
         self, *, execution_id: str, include: list[Include] | None = None
     ) -> models.AgentExecutionResponse | Response:
-        raise _execution_not_found(execution_id)
+        return await self.executions.get(current_principal(), execution_id, include)
 
     async def cancel_agent_execution(
         self, *, execution_id: str
     ) -> models.CancelAgentExecutionResponse | Response:
-        raise _execution_not_found(execution_id)
+        return await self.executions.cancel(current_principal(), execution_id)
 
     async def rerun_agent_execution(
         self, *, execution_id: str
     ) -> models.RerunAgentExecutionResponse | Response:
-        raise _execution_not_found(execution_id)
+        return await self.runs.rerun(current_principal(), execution_id)
 
     async def get_agent_execution_feedback(
         self, *, execution_id: str
@@ -234,7 +259,7 @@ class AgentsHttpHandlers:
         kind: Literal["input", "output", "issues", "trace"],
         filename: str,
     ) -> AsyncIterator[bytes] | bytes | Response:
-        raise _execution_not_found(execution_id)
+        return await self.executions.download(current_principal(), execution_id, kind, filename)
 
     # -- workflows (a later issue) -------------------------------------------------------------
 

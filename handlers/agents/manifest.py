@@ -39,20 +39,20 @@ DEFAULT_CONFIG: dict[str, Any] = {
 
 STARTER_MAIN = '''"""Starter agent: answers with its input.
 
-The execution input (a JSON object) comes from input.json when that file exists, otherwise
-from stdin; the JSON result goes to stdout. Files written to output/ become output files.
+The execution input (a JSON object) is $AGENT_INPUT_DIR/input.json and its input files are in
+$AGENT_INPUT_DIR/files/. The JSON result goes to $AGENT_OUTPUT_DIR/output.json; any other file
+written to $AGENT_OUTPUT_DIR becomes an output file (issues.md and trace.jsonl are special).
 """
 
 import json
-import sys
+import os
 from pathlib import Path
 
 
 def main() -> None:
-    source = Path("input.json")
-    text = source.read_text(encoding="utf-8") if source.is_file() else sys.stdin.read()
-    data = json.loads(text) if text.strip() else {}
-    json.dump({"echo": data}, sys.stdout)
+    data = json.loads(Path(os.environ["AGENT_INPUT_DIR"], "input.json").read_text("utf-8"))
+    output = Path(os.environ["AGENT_OUTPUT_DIR"], "output.json")
+    output.write_text(json.dumps({"echo": data}), encoding="utf-8")
 
 
 if __name__ == "__main__":

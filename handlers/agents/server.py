@@ -23,6 +23,7 @@ from handlers.agents.agent_store import AgentStore
 from handlers.agents.auth import ApiKeyAuth
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
+from handlers.agents.engine import ExecutionEngine
 from handlers.agents.http import AgentsHttpHandlers
 from handlers.agents.migrate import open_database
 from handlers.agents.settings import Settings, SettingsError
@@ -45,10 +46,11 @@ def configure_logging(level: str) -> None:
     )
 
 
-def create_service_app(database: Database, blob_dir: Path) -> Application:
-    """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth."""
+def create_service_app(database: Database, blob_dir: Path, engine: ExecutionEngine) -> Application:
+    """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth;
+    ``engine`` runs the executions."""
     blobs = BlobStore(blob_dir)
-    handlers = AgentsHttpHandlers(AgentStore(database, blobs), AgentFiles(database, blobs))
+    handlers = AgentsHttpHandlers(AgentStore(database, blobs), AgentFiles(database, blobs), engine)
     return create_app(handlers).install(ApiKeyAuth(database))
 
 
@@ -72,7 +74,8 @@ class AgentsServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.database = open_database(settings)
-        self.app = create_service_app(self.database, settings.blob_dir)
+        self.engine = ExecutionEngine(settings, self.database, BlobStore(settings.blob_dir))
+        self.app = create_service_app(self.database, settings.blob_dir, self.engine)
         try:
             self.socket = _listening_socket(settings.host, settings.port)
         except OSError:
@@ -108,7 +111,8 @@ class AgentsServer:
             self.settings.data_dir,
         )
         try:
-            await self._server.serve(sockets=[self.socket])
+            async with self.engine.running():
+                await self._server.serve(sockets=[self.socket])
         finally:
             self.socket.close()
             self.database.dispose()

@@ -7,13 +7,25 @@
 | ``AGENTS_DATA_DIR`` | ``./.data/agents`` | blobs and, by default, the SQLite database |
 | ``AGENTS_DATABASE_URL`` | unset | SQLAlchemy URL; unset: ``sqlite:///<data dir>/agents.db`` |
 | ``LOG_LEVEL`` | ``INFO`` | ``DEBUG``, ``INFO``, ``WARNING`` or ``ERROR`` |
+| ``AGENTS_WORKER_CONCURRENCY`` | ``2`` | executions a worker (or the server) runs at once |
+| ``AGENTS_EMBEDDED_WORKER`` | ``true`` | whether ``agents-server`` runs executions itself |
+| ``AGENTS_HEARTBEAT_SECONDS`` | ``5`` | how often a worker renews its lease |
+| ``AGENTS_STALE_AFTER_SECONDS`` | ``30`` | a lease older than this means the worker is lost |
+| ``AGENTS_MAX_ATTEMPTS`` | ``2`` | runs of one execution before a lost worker fails it |
+| ``AGENTS_CANCEL_POLL_SECONDS`` | ``1`` | how often a worker checks for a cancel request |
+| ``AGENTS_RUN_PATH`` | see below | ``PATH`` of agent programs |
+
+``AGENTS_RUN_PATH`` defaults to the service interpreter's folder, then
+``/usr/local/bin:/usr/bin:/bin``, so ``python`` in an agent's entrypoint is that interpreter.
 
 An invalid value raises :class:`SettingsError` naming the variable and what it accepts.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +33,8 @@ from pathlib import Path
 __all__ = ["Settings", "SettingsError"]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_RUN_PATH = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+"""Agent programs find ``python`` (the service's own interpreter) first."""
 
 
 class SettingsError(ValueError):
@@ -36,6 +50,20 @@ class Settings:
     data_dir: Path = Path(".data/agents")
     database_url: str | None = None
     log_level: str = "INFO"
+    worker_concurrency: int = 2
+    embedded_worker: bool = True
+    heartbeat_seconds: float = 5.0
+    stale_after_seconds: float = 30.0
+    max_attempts: int = 2
+    cancel_poll_seconds: float = 1.0
+    run_path: str = DEFAULT_RUN_PATH
+
+    def __post_init__(self) -> None:
+        if self.stale_after_seconds <= self.heartbeat_seconds:
+            raise SettingsError(
+                f"AGENTS_STALE_AFTER_SECONDS={self.stale_after_seconds:g} is invalid: it must be "
+                f"longer than AGENTS_HEARTBEAT_SECONDS={self.heartbeat_seconds:g}"
+            )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -62,7 +90,20 @@ class Settings:
                 f"AGENTS_DATABASE_URL={database_url!r} is invalid: expected a sqlite:/// or "
                 "postgresql:// URL"
             )
-        return cls(host, port, data_dir, database_url, level)
+        return cls(
+            host,
+            port,
+            data_dir,
+            database_url,
+            level,
+            worker_concurrency=_integer(env, "AGENTS_WORKER_CONCURRENCY", 2, 1, 256),
+            embedded_worker=_boolean(env, "AGENTS_EMBEDDED_WORKER", True),
+            heartbeat_seconds=_seconds(env, "AGENTS_HEARTBEAT_SECONDS", 5.0),
+            stale_after_seconds=_seconds(env, "AGENTS_STALE_AFTER_SECONDS", 30.0),
+            max_attempts=_integer(env, "AGENTS_MAX_ATTEMPTS", 2, 1, 100),
+            cancel_poll_seconds=_seconds(env, "AGENTS_CANCEL_POLL_SECONDS", 1.0),
+            run_path=env.get("AGENTS_RUN_PATH", "") or DEFAULT_RUN_PATH,
+        )
 
     @property
     def effective_database_url(self) -> str:
@@ -75,3 +116,40 @@ class Settings:
     def blob_dir(self) -> Path:
         """Where file contents are stored, by SHA-256."""
         return self.data_dir / "blobs"
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = env.get(name, "")
+    if not text:
+        return default
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise SettingsError(f"{name}={text!r} is invalid: expected an integer from {low} to {high}")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "")
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.05 <= value <= 86400:
+        raise SettingsError(f"{name}={text!r} is invalid: expected seconds from 0.05 to 86400")
+    return value
+
+
+def _boolean(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = env.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name}={env[name]!r} is invalid: expected true or false")

@@ -73,7 +73,7 @@ def test_unauthenticated_errors_carry_the_request_id_too(server: RunningServer) 
     assert response.json()["requestId"] == response.headers["x-request-id"] == "r1"
 
 
-def test_running_an_existing_agent_answers_403_until_runs_exist(
+def test_running_an_existing_agent_answers_202_with_the_execution_id(
     server: RunningServer, admin_key: str, unique: str
 ) -> None:
     headers = {"authorization": f"Bearer {admin_key}"}
@@ -81,7 +81,7 @@ def test_running_an_existing_agent_answers_403_until_runs_exist(
         http.post("/api/v1/agents", json={"name": "r", "slug": f"run-{unique}"}).raise_for_status()
         response = http.post(f"/api/v1/agents/run-{unique}/run", json={"input": {}})
         listing = http.get(f"/api/v1/agents/run-{unique}/executions")
-    assert response.status_code == 403
-    assert response.json()["issues"][0]["code"] == "forbidden"
+    assert response.status_code == 202
+    assert response.json()["status"] in ("created", "pending")
     assert listing.status_code == 200
-    assert listing.json()["executions"] == [] and listing.json()["total"] == 0
+    assert [e["id"] for e in listing.json()["executions"]] == [response.json()["executionId"]]

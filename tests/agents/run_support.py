@@ -1,0 +1,101 @@
+"""Test support of the run, execution and worker tests: small real agents, waiting, servers."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from generated.agents import models
+from generated.agents.client import ServiceClient
+from tests.agents.support import RunningServer, Storage, running
+
+TERMINAL = {"completed", "failed", "cancelled", "rejected"}
+
+# An agent following the runner's contract: it reads $AGENT_INPUT_DIR/input.json and writes
+# output.json, an output file, issues.md and trace.jsonl; "sleep" makes it run that long and
+# "fail" makes it exit 3 after a line on stderr.
+WORKER_AGENT = """\
+import json, os, pathlib, sys, time
+source = pathlib.Path(os.environ["AGENT_INPUT_DIR"])
+out = pathlib.Path(os.environ["AGENT_OUTPUT_DIR"])
+data = json.loads((source / "input.json").read_text())
+deadline = time.monotonic() + float(data.get("sleep", 0))
+while time.monotonic() < deadline:
+    time.sleep(0.05)
+if data.get("fail"):
+    print("the agent gave up: " + str(data["fail"]), file=sys.stderr)
+    sys.exit(3)
+files = sorted(p.name for p in (source / "files").iterdir()) if (source / "files").is_dir() else []
+sizes = {name: (source / "files" / name).stat().st_size for name in files}
+(out / "output.json").write_text(json.dumps({"echo": data, "files": sizes}))
+(out / "tables").mkdir()
+(out / "tables" / "lines.csv").write_text("item,amount\\nwidget,1200\\n")
+(out / "issues.md").write_text("# Issues\\n- none\\n")
+(out / "trace.jsonl").write_text(json.dumps({"step": "done"}) + "\\n")
+"""
+
+
+def new_agent(
+    client: ServiceClient,
+    unique: str,
+    *,
+    config: dict[str, Any] | None = None,
+    program: str | None = WORKER_AGENT,
+) -> str:
+    """A new agent's slug; its ``main.py`` is ``program`` (None: the starter) under ``config``."""
+    slug = f"run-{unique}-{secrets.token_hex(3)}"
+    client.agents.create({"name": slug, "slug": slug, "config": config})
+    if program is not None:
+        client.agents.put_file(slug, {"content": program}, path="main.py")
+    return slug
+
+
+def wait_for(
+    client: ServiceClient,
+    execution_id: str,
+    statuses: Iterable[str] = TERMINAL,
+    timeout: float = 30.0,
+    include: list[Any] | None = None,
+) -> models.AgentExecutionSummary:
+    """The execution once its status is one of ``statuses`` (fails after ``timeout``)."""
+    wanted = set(statuses)
+    deadline = time.monotonic() + timeout
+    while True:
+        execution = client.agents.executions.get(execution_id, include=include).execution
+        if execution.status.value in wanted:
+            return execution
+        assert time.monotonic() < deadline, f"{execution_id} stayed {execution.status}"
+        time.sleep(0.05)
+
+
+def download(client: ServiceClient, execution_id: str, kind: str, name: str) -> bytes:
+    """The bytes of one file of an execution."""
+    return b"".join(client.agents.executions.download_file(execution_id, kind, name))
+
+
+def issues(error: Any) -> list[tuple[str, str]]:
+    """The (field, message) pairs of a ServiceError's envelope."""
+    return [(issue["field"], issue["message"]) for issue in error.envelope["issues"]]
+
+
+@dataclass
+class TunedStorage(Storage):
+    """Storage whose server settings differ from the defaults by ``overrides``."""
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def settings(self) -> Any:
+        return dataclasses.replace(super().settings(), **self.overrides)
+
+
+@contextmanager
+def tuned_server(storage: Storage, **overrides: Any) -> Iterator[RunningServer]:
+    """A server on ``storage`` with some settings changed."""
+    tuned = TunedStorage(storage.data_dir, storage.database_url, overrides)
+    with running(tuned) as server:
+        yield server

@@ -1,0 +1,244 @@
+"""Agent runs through the real server and the generated client, on SQLite and PostgreSQL:
+real agent programs, JSON and file inputs, outputs, schemas, failures, waits and reruns."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session
+
+from generated.agents import models
+from generated.agents.client import (
+    ServiceClient,
+    ServiceError,
+    ServiceNotFoundError,
+    ServiceValidationError,
+)
+from handlers.agents.schema import Execution
+from tests.agents.feedback_support import insert_execution
+from tests.agents.run_support import download, issues, new_agent, wait_for
+from tests.agents.support import RunningServer
+
+PDF = b"%PDF-1.7\n" + bytes(range(256)) * 8
+
+
+def test_a_new_agent_runs_its_starter_program(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique, program=None)
+
+    answer = admin.agents.run(slug, {"input": {"customer": "ACME"}}, wait_for_completion=30)
+
+    assert answer.status.value == "completed"
+    assert answer.output == {"echo": {"customer": "ACME"}}
+    assert answer.schema_valid is None and answer.error is None
+
+
+def test_an_async_run_answers_at_once_and_its_outputs_can_be_downloaded(
+    admin: ServiceClient, unique: str
+) -> None:
+    slug = new_agent(admin, unique)
+
+    answer = admin.agents.run(slug, {"input": {"n": 1}, "metadata": {"ticket": "SUP-1"}})
+
+    assert answer.status.value in ("created", "pending")
+    assert answer.output is None and answer.error is None
+    execution = wait_for(admin, answer.execution_id, include=["files"])
+    assert execution.status.value == "completed"
+    assert execution.output == {"echo": {"n": 1}, "files": {}}
+    assert execution.input == {"n": 1} and execution.metadata == {"ticket": "SUP-1"}
+    assert isinstance(execution.started_at, datetime)
+    assert isinstance(execution.completed_at, datetime)
+    assert execution.created_at <= execution.started_at <= execution.completed_at
+    assert isinstance(execution.duration_ms, int) and execution.duration_ms >= 0
+    assert isinstance(execution.files, models.ExecutionFiles)
+    assert [f.name for f in execution.files.output] == ["tables/lines.csv"]
+    assert execution.files.input == [] and execution.files.has_issues and execution.files.has_trace
+    assert download(admin, answer.execution_id, "output", "tables/lines.csv") == (
+        b"item,amount\nwidget,1200\n"
+    )
+    assert download(admin, answer.execution_id, "issues", "issues.md") == b"# Issues\n- none\n"
+    trace = download(admin, answer.execution_id, "trace", "trace.jsonl")
+    assert [json.loads(line) for line in trace.splitlines()] == [{"step": "done"}]
+
+
+def test_file_inputs_travel_as_multipart_parts(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique)
+
+    answer = admin.agents.run(
+        slug,
+        {"input": {"customer": "ACME"}},
+        files={"invoice": ("invoice.pdf", PDF, "application/pdf"), "notes": ("n.txt", b"hi")},
+        wait_for_completion=30,
+    )
+
+    assert answer.status.value == "completed"
+    assert answer.output == {
+        "echo": {
+            "customer": "ACME",
+            "invoice": {"$file": "input/invoice.pdf"},
+            "notes": {"$file": "input/n.txt"},
+        },
+        "files": {"invoice.pdf": len(PDF), "n.txt": 2},
+    }
+    execution = admin.agents.executions.get(answer.execution_id, include=["files"]).execution
+    assert isinstance(execution.files, models.ExecutionFiles)
+    assert [(f.name, f.size_bytes, f.content_type) for f in execution.files.input] == [
+        ("invoice.pdf", len(PDF), "application/pdf"),
+        ("n.txt", 2, "text/plain"),
+    ]
+    assert download(admin, answer.execution_id, "input", "invoice.pdf") == PDF
+
+
+def test_an_input_the_schema_refuses_is_a_400_naming_each_field_and_creates_nothing(
+    admin: ServiceClient, unique: str
+) -> None:
+    schema = {
+        "type": "object",
+        "required": ["customer", "amount"],
+        "properties": {"customer": {"type": "string"}, "amount": {"type": "number"}},
+    }
+    slug = new_agent(admin, unique, config={"entrypoint": ["python", "main.py"],
+                                            "inputSchema": schema})  # fmt: skip
+
+    with pytest.raises(ServiceValidationError) as refused:
+        admin.agents.run(slug, {"input": {"amount": "12"}})
+
+    found = issues(refused.value)
+    assert [field for field, _ in found] == ["body.input.amount", "body.input.customer"]
+    assert "'12' is not of type 'number'" in found[0][1]
+    assert "'customer' is a required property" in found[1][1]
+    with pytest.raises(ServiceValidationError) as multipart:
+        admin.agents.run(slug, {"input": {"customer": 5, "amount": 1}}, files={"f": b"x"})
+    assert [field for field, _ in issues(multipart.value)] == ["body._json.input.customer"]
+    assert admin.agents.executions.list(slug).total == 0
+    ok = admin.agents.run(slug, {"input": {"customer": "ACME", "amount": 12}},
+                          wait_for_completion=30)  # fmt: skip
+    assert ok.status.value == "completed"
+
+
+def test_the_output_schema_decides_schema_valid(admin: ServiceClient, unique: str) -> None:
+    matching = {"type": "object", "required": ["echo"]}
+    missing = {"type": "object", "required": ["total"]}
+    results = []
+    for schema in (matching, missing):
+        config = {"entrypoint": ["python", "main.py"], "outputSchema": schema}
+        slug = new_agent(admin, unique, config=config)
+        results.append(admin.agents.run(slug, {"input": {}}, wait_for_completion=30))
+
+    assert [(r.status.value, r.schema_valid) for r in results] == [
+        ("completed", True),
+        ("completed", False),
+    ]
+
+
+def test_a_failing_agent_fails_with_its_reason(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique)
+
+    answer = admin.agents.run(slug, {"input": {"fail": "no invoice"}}, wait_for_completion=30)
+
+    assert answer.status.value == "failed"
+    assert isinstance(answer.error, str)
+    assert answer.error.startswith("exit code 3: ")
+    assert "the agent gave up: no invoice" in answer.error
+    assert answer.output is None
+
+
+def test_the_manifest_timeout_stops_a_long_execution(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique, config={"entrypoint": ["python", "main.py"],
+                                            "timeoutSeconds": 1})  # fmt: skip
+
+    answer = admin.agents.run(slug, {"input": {"sleep": 30}}, wait_for_completion=30)
+
+    assert (answer.status.value, answer.error) == ("failed", "timed out after 1 s")
+
+
+def test_an_elapsed_wait_answers_timeout_and_the_execution_goes_on(
+    admin: ServiceClient, unique: str
+) -> None:
+    slug = new_agent(admin, unique)
+
+    answer = admin.agents.run(slug, {"input": {"sleep": 2}}, wait_for_completion=1)
+
+    assert answer.status.value == "timeout"
+    assert answer.output is None
+    assert wait_for(admin, answer.execution_id).status.value == "completed"
+
+
+def test_a_rerun_runs_the_stored_input_again_and_leaves_the_source_alone(
+    admin: ServiceClient, unique: str
+) -> None:
+    slug = new_agent(admin, unique)
+    source = admin.agents.run(
+        slug, {"input": {"n": 7}}, files={"doc": ("doc.txt", b"abc")}, wait_for_completion=30
+    )
+    before = admin.agents.executions.get(source.execution_id).execution
+
+    rerun = admin.agents.executions.rerun(source.execution_id)
+
+    assert rerun.source_execution_id == source.execution_id
+    assert rerun.execution_id != source.execution_id
+    assert rerun.status.value in ("created", "pending")
+    again = wait_for(admin, rerun.execution_id)
+    assert again.status.value == "completed"
+    assert again.output == source.output
+    assert again.source_execution_id == source.execution_id
+    assert admin.agents.executions.get(source.execution_id).execution == before
+
+
+def test_a_rerun_the_current_input_schema_refuses_is_rejected(
+    admin: ServiceClient, unique: str
+) -> None:
+    slug = new_agent(admin, unique)
+    source = admin.agents.run(slug, {"input": {"n": 1}}, wait_for_completion=30)
+    schema = {"type": "object", "required": ["customer"]}
+    admin.agents.update(slug, {"config": {"entrypoint": ["python", "main.py"],
+                                          "inputSchema": schema}})  # fmt: skip
+
+    rerun = admin.agents.executions.rerun(source.execution_id)
+
+    assert rerun.status.value == "rejected"
+    execution = admin.agents.executions.get(rerun.execution_id).execution
+    assert isinstance(execution.error, str)
+    assert "'customer' is a required property" in execution.error
+
+
+def test_bad_run_requests_are_refused_with_the_field(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique)
+    cases: list[tuple[dict[str, Any], Any, str]] = [
+        ({"input": {}, "metadata": {"batchId": "not ok!"}}, None, "body.metadata.batchId"),
+        ({"input": {}, "metadata": {"exampleName": " x"}}, None, "body.metadata.exampleName"),
+        ({"input": {"doc": 1}}, {"doc": ("d.txt", b"x")}, "body.doc"),
+        ({"input": {}}, {"a": ("same.txt", b"1"), "b": ("same.txt", b"2")}, "body.b"),
+    ]
+    for body, files, field in cases:
+        with pytest.raises(ServiceValidationError) as refused:
+            admin.agents.run(slug, body, files=files)
+        assert issues(refused.value)[0][0] == field
+    with pytest.raises(ServiceNotFoundError):
+        admin.agents.run(f"missing-{unique}", {"input": {}})
+    with pytest.raises(ServiceNotFoundError):
+        admin.agents.executions.rerun(f"aex_missing{unique}")
+    assert admin.agents.executions.list(slug).total == 0
+
+
+def test_a_rerun_without_an_input_snapshot_is_a_conflict(
+    admin: ServiceClient, unique: str, server: RunningServer
+) -> None:
+    slug = new_agent(admin, unique)
+    stored = insert_execution(server, slug)
+
+    def drop_input(session: Session) -> None:
+        execution = session.get(Execution, stored.id)
+        assert execution is not None
+        execution.input = None
+
+    server.server.database.write_sync(drop_input)
+
+    with pytest.raises(ServiceError) as conflict:
+        admin.agents.executions.rerun(stored.id)
+    assert conflict.value.status == 409
+    assert issues(conflict.value) == [
+        ("path.executionId", "The execution has no stored input snapshot to rerun")
+    ]

@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit clean generate check-generated mock
+.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -57,12 +57,13 @@ format: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-# Every service on its embedded defaults (ratelimit with in-memory counters, the webrest
-# example); prints where each listens. Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, EXAMPLE_PORT.
+# Every service on its embedded defaults (ratelimit with in-memory counters, rag with LanceDB
+# and its bundled models in .data/rag, the webrest example); prints where each listens.
+# Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, RAG_PORT, EXAMPLE_PORT.
 run: install
 	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 
-bench: bench-webrest bench-ratelimit
+bench: bench-webrest bench-ratelimit bench-rag
 
 bench-webrest: $(BENCH_STAMP)
 	./scripts/ensure-debian-packages.sh wrk
@@ -72,6 +73,11 @@ bench-webrest: $(BENCH_STAMP)
 # 127.0.0.1:6379 (make services).
 bench-ratelimit: $(BENCH_STAMP)
 	$(PY) -m bench.ratelimit $(BENCH_ARGS)
+
+# Ingestion, search and generation of the rag service against its models called directly
+# (BENCH_ARGS=--quick for a short run, --tiny for a tiny generator instead of SmolLM2).
+bench-rag: $(BENCH_STAMP)
+	$(PY) -m bench.rag $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis

@@ -8,6 +8,8 @@ HOST=${HOST:-127.0.0.1}
 EXAMPLE_PORT=${EXAMPLE_PORT:-8070}
 RATELIMIT_HTTP_PORT=${RATELIMIT_HTTP_PORT:-8080}
 RATELIMIT_GRPC_PORT=${RATELIMIT_GRPC_PORT:-8081}
+RAG_PORT=${RAG_PORT:-8000}
+RAG_DATA_DIR=${RAG_DATA_DIR:-.data/rag}
 
 pids=()
 stop() {
@@ -24,6 +26,12 @@ BACKEND_TYPE=memory RUNTIME_ROOT=examples/ratelimit RUNTIME_APPDIRECTORY=config 
     "$PY" -m handlers.ratelimit.server &
 pids+=($!)
 
+# rag: LanceDB in $RAG_DATA_DIR, all-MiniLM-L6-v2 and SmolLM2-135M-Instruct from their packages
+# (the models load in the background: GET /health answers 503 "loading" until they are ready)
+RAG_HOST=$HOST RAG_PORT=$RAG_PORT RAG_DATA_DIR=$RAG_DATA_DIR LOG_LEVEL=${LOG_LEVEL:-info} \
+    "$PY" -m handlers.rag.server &
+pids+=($!)
+
 "$PY" -m uvicorn examples.webrest_example.app:app --host "$HOST" --port "$EXAMPLE_PORT" \
     --log-level warning &
 pids+=($!)
@@ -32,6 +40,8 @@ cat <<INFO
 ratelimit        HTTP  http://$HOST:$RATELIMIT_HTTP_PORT  (POST /json, GET /healthcheck)
                  gRPC  $HOST:$RATELIMIT_GRPC_PORT  (envoy.service.ratelimit.v3.RateLimitService)
                  rules examples/ratelimit/config/*.yaml
+rag              HTTP  http://$HOST:$RAG_PORT  (POST /uploadDocument, /generate, /documentSearch;
+                 GET /documents, /health; OpenAPI at /openapi.json)  data $RAG_DATA_DIR
 webrest example  http://$HOST:$EXAMPLE_PORT  (OpenAPI at /openapi.json)
 Ctrl-C stops everything.
 INFO

@@ -1,15 +1,22 @@
-"""Test implementations of the generated handler Protocols.
+"""Handlers of the generated Protocols for the contract tests.
 
-They exercise the generated layer (binding, validation, error shapes, streaming), not a
-service: each returns documented, schema-valid answers from small in-memory state. Where a
-service's real handlers have landed (ratelimit), the contract tests run against those.
+Where a service's real handlers have landed (ratelimit, rag), the contract tests run against
+those, over real components. ``RagContract`` is a small in-memory stand-in that exercises only
+the generated layer (binding, validation, error shapes, streaming); the generated clients'
+tests use it.
 """
 
 from __future__ import annotations
 
+import atexit
 import datetime
+import functools
 import hashlib
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.datastructures import UploadFile
 
@@ -24,6 +31,10 @@ from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.stats import ServiceStats
 from webrest import HttpError, Response
+
+if TYPE_CHECKING:
+    from handlers.rag.ingest.embedder import LoadedModel
+    from webrest.application import Application
 
 
 class RagContract:
@@ -107,6 +118,43 @@ def ratelimit_handlers() -> HttpHandlers:
     service = RateLimitService(Limiter(MemoryStore()), ServiceStats())
     service.set_rules(load_rule_set([("edge.yaml", RATELIMIT_RULES)], merge_domains=False))
     return HttpHandlers(service, Health())
+
+
+def _temporary_directory(prefix: str) -> Path:
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory
+
+
+@functools.cache
+def _minilm() -> LoadedModel:
+    from handlers.rag.ingest.embedder import load_model
+
+    return load_model("all-MiniLM-L6-v2")
+
+
+@functools.cache
+def _tiny_generator_model() -> Path:
+    """A tiny generator that ends its answers after a few tokens: the fuzzer's many /generate
+    calls stay fast."""
+    from tests.rag.stack import quick_stopping_model
+
+    return quick_stopping_model(_temporary_directory("rag-contract-model-") / "tiny-lm")
+
+
+def rag_app() -> Application:
+    """The rag service's real application: its handlers over all-MiniLM-L6-v2, the tiny
+    generator and LanceDB in a fresh temporary directory. The models are loaded (once per
+    process) when the application starts, not when it is built."""
+    from tests.rag.stack import build_stack  # torch, transformers, LanceDB: only when needed
+
+    stack = build_stack(
+        _temporary_directory("rag-contract-data-"),
+        minilm=_minilm,
+        generator_model=_tiny_generator_model,
+        ready_before_serving=True,  # /health's 503 while loading is no server error
+    )
+    return stack.app
 
 
 def _check() -> tuple[RagHandlers, RatelimitHandlers]:

@@ -13,8 +13,7 @@ import pytest
 from fastapi import FastAPI, File, UploadFile
 
 from generated.rag import models
-from generated.rag.routes import create_app
-from tests.contract.implementations import RagContract
+from tests.contract.implementations import rag_app
 
 
 def _fastapi_app() -> FastAPI:
@@ -61,7 +60,7 @@ INVALID: list[tuple[str, dict[str, Any]]] = [
 @pytest.mark.parametrize(("path", "request_kwargs"), INVALID)
 async def test_validation_errors_are_fastapis(path: str, request_kwargs: dict[str, Any]) -> None:
     answers = []
-    for app in (create_app(RagContract()), _fastapi_app()):
+    for app in (rag_app(), _fastapi_app()):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             response = await client.post(path, **request_kwargs)
@@ -74,7 +73,7 @@ async def test_validation_errors_are_fastapis(path: str, request_kwargs: dict[st
 async def test_unknown_form_fields_are_rejected_where_fastapi_ignores_them() -> None:
     """The one deliberate difference, documented in the rag spec: the upload form is closed
     (``additionalProperties: false``), so an unknown field is reported beside the rest."""
-    transport = httpx.ASGITransport(app=create_app(RagContract()))
+    transport = httpx.ASGITransport(app=rag_app())
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         response = await client.post("/uploadDocument", data={"other": "field"})
     assert response.status_code == 422

@@ -1,0 +1,1 @@
+"""Benchmark of the rag service: ingestion, search and generation against direct calls."""

@@ -1,0 +1,177 @@
+"""The HTTP face of the service: the generated ``RagHandlers`` over :class:`RagService`.
+
+Errors in the API's shapes: an upload that cannot be ingested is a 422 at ``["body", "file"]``,
+one over the limit a 413 (``file_too_large``), an unknown document a 404, and a request whose
+component is not ready within the readiness timeout a 503.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing, contextmanager
+from typing import Any
+
+from starlette.datastructures import UploadFile
+
+from generated.rag import models
+from handlers.rag.components import NotReady
+from handlers.rag.documents import DocumentRecord, SearchHit
+from handlers.rag.generation.base import Finish, GenerationError
+from handlers.rag.service import Answer, RagService, UploadRejected, UploadTooLarge
+from webrest import BadRequest, ErrorDetail, HttpError, Response
+
+__all__ = ["EVENT_STREAM", "TEXT_PLAIN", "RagHttpHandlers"]
+
+log = logging.getLogger("rag.http")
+
+EVENT_STREAM = "text/event-stream"
+TEXT_PLAIN = "text/plain; charset=utf-8"
+UPLOAD_MESSAGE = "File uploaded successfully"
+
+
+def search_result(hit: SearchHit) -> models.SearchResult:
+    chunk = hit.chunk
+    return models.SearchResult(
+        score=float(hit.score),
+        source=chunk.filename,
+        content=chunk.text,
+        document_id=chunk.document_id,
+        page=chunk.page,
+        chunk=chunk.position,
+    )
+
+
+def document_info(record: DocumentRecord) -> models.DocumentInfo:
+    return models.DocumentInfo(
+        document_id=record.document_id,
+        filename=record.filename,
+        chunks=record.chunks,
+        uploaded_at=record.uploaded_at,
+    )
+
+
+@contextmanager
+def _unavailable_while_not_ready() -> Iterator[None]:
+    """A component that is not ready (after the readiness wait) makes the request a 503."""
+    try:
+        yield
+    except NotReady as error:
+        log.warning("request refused: %s", error)
+        raise HttpError(503, "Service Unavailable") from None
+
+
+class RagHttpHandlers:
+    """The ``RagHandlers`` of the service."""
+
+    def __init__(self, service: RagService) -> None:
+        self.service = service
+
+    async def upload_document(self, *, file: UploadFile) -> models.UploadResult | Response:
+        size = file.size if file.size is not None else _size_of(file)
+        await file.seek(0)
+        try:
+            with _unavailable_while_not_ready():
+                record = await self.service.upload(file.file, file.filename, size)
+        except UploadTooLarge as error:
+            raise HttpError(413, str(error)) from None
+        except UploadRejected as error:
+            detail = ErrorDetail(("body", "file"), f"Value error, {error.message}", "value_error")
+            raise BadRequest("Invalid upload", [detail]) from None
+        return models.UploadResult(
+            document_id=record.document_id,
+            filename=record.filename,
+            chunks=record.chunks,
+            message=UPLOAD_MESSAGE,
+        )
+
+    async def generate(
+        self, *, body: models.Prompt, media_type: str
+    ) -> AsyncIterator[str] | Response:
+        with _unavailable_while_not_ready():
+            answer = await self.service.answer(
+                body.question,
+                context=body.context,
+                use_knowledge_base=body.use_knowledge_base,
+                max_new_tokens=body.num_tokens,
+            )
+        if media_type == EVENT_STREAM:
+            stream = Response.ok().type(EVENT_STREAM).stream(_events(answer))
+            return stream.header("cache-control", "no-cache").header("x-accel-buffering", "no")
+        return Response.ok().type(TEXT_PLAIN).stream(_text(answer))
+
+    async def document_search(
+        self, *, body: models.DocumentSearch
+    ) -> list[models.SearchResult] | Response:
+        with _unavailable_while_not_ready():
+            hits = await self.service.search(body.content, body.num_docs)
+        return [search_result(hit) for hit in hits]
+
+    async def list_documents(self) -> list[models.DocumentInfo] | Response:
+        with _unavailable_while_not_ready():
+            records = await self.service.list_documents()
+        return [document_info(record) for record in records]
+
+    async def delete_document(self, *, document_id: str) -> Response | None:
+        with _unavailable_while_not_ready():
+            deleted = await self.service.delete_document(document_id)
+        if not deleted:
+            raise HttpError(404, "Not Found")
+        return None
+
+    async def health(self) -> models.Health | Response:
+        status, components = self.service.health()
+        health = models.Health.model_validate({"status": status, "components": components})
+        if status == "ready":
+            return health
+        return Response.status(503).type("application/json").entity(health.model_dump(mode="json"))
+
+
+def _size_of(file: UploadFile) -> int:
+    position = file.file.tell()
+    size = file.file.seek(0, 2)
+    file.file.seek(position)
+    return size
+
+
+async def _deltas(answer: Answer) -> AsyncGenerator[str | Finish, None]:
+    """The answer's stream, closed however the response ends (done, failed, or the client
+    went away); a generation failure is logged and ends the body early."""
+    stream = answer.stream
+    try:
+        async for item in stream:
+            yield item
+    except GenerationError as error:
+        log.error("generation failed after the response started: %s", error)
+    except Exception:
+        log.exception("generation failed after the response started")
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def _text(answer: Answer) -> AsyncIterator[str]:
+    """The answer's text deltas, as they come."""
+    async with aclosing(_deltas(answer)) as deltas:
+        async for item in deltas:
+            if isinstance(item, str) and item:
+                yield item
+
+
+async def _events(answer: Answer) -> AsyncIterator[str]:
+    """One ``data: {"delta": ...}`` frame per delta, then ``event: done`` with the sources."""
+    async with aclosing(_deltas(answer)) as deltas:
+        async for item in deltas:
+            if isinstance(item, Finish):
+                sources = [search_result(hit).model_dump(mode="json") for hit in answer.sources]
+                yield _frame({"finish_reason": item.reason, "sources": sources}, event="done")
+                return
+            if item:
+                yield _frame({"delta": item})
+
+
+def _frame(data: dict[str, Any], event: str | None = None) -> str:
+    text = json.dumps(data, ensure_ascii=False)
+    return (f"event: {event}\n" if event else "") + f"data: {text}\n\n"

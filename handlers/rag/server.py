@@ -1,0 +1,251 @@
+"""The ``rag-server`` process: settings, components, the HTTP listener.
+
+Startup: settings (an invalid one stops with a message naming it, status 2), then the listener
+(announced in one line) at once, while the embedder, the generator and the store load in
+background threads; ``/health`` says 503 ``loading`` until all three are ready. A load failure
+is logged in one line and reported by ``/health`` as ``failed``; a chunk size that does not
+fit the embedding model stops the server (status 2). SIGTERM or SIGINT: the listener stops
+accepting, in-flight requests finish (up to 10 s), the components are closed.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Nothing may reach a model hub: set before transformers (imported below) reads them.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+
+import uvicorn
+
+from generated.rag.routes import create_app
+from handlers.rag.components import Components
+from handlers.rag.generation.base import Generator
+from handlers.rag.http import RagHttpHandlers
+from handlers.rag.ingest.base import Embedder
+from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
+from handlers.rag.settings import Settings, SettingsError
+from handlers.rag.stores.base import VectorStore
+from webrest.application import Application
+
+log = logging.getLogger("rag.startup")
+
+SHUTDOWN_GRACE_SECONDS = 10
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+"""Room above RAG_MAX_UPLOAD_BYTES for the multipart framing around the file."""
+OPENAI_DEFAULT_CONTEXT_WINDOW = 8192
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """Blocking: the embedding model, checked against RAG_CHUNK_TOKENS."""
+    from handlers.rag.ingest.embedder import TransformersEmbedder
+
+    embedder = TransformersEmbedder.load(
+        settings.embedding_model,
+        batch_size=settings.embed_batch_size,
+        threads=settings.torch_threads,
+    )
+    check_chunk_window(embedder, settings.chunk_tokens)
+    return embedder
+
+
+def load_generator(settings: Settings) -> Generator:
+    """Blocking: the local model, or a client of the OpenAI-compatible endpoint."""
+    if settings.llm_url:
+        from handlers.rag.generation.openai_compatible import OpenAICompatibleGenerator
+
+        return OpenAICompatibleGenerator(
+            settings.llm_url,
+            settings.llm_endpoint_model,
+            api_key=settings.llm_api_key or None,
+            context_window=settings.llm_context_window or OPENAI_DEFAULT_CONTEXT_WINDOW,
+        )
+    from handlers.rag.generation.local import LocalGenerator
+
+    return LocalGenerator.load(
+        settings.llm_model,
+        cache_dir=settings.data_dir / "models",
+        max_concurrent=settings.generation_concurrency,
+        threads=settings.torch_threads,
+    )
+
+
+def build_store(settings: Settings, dimension: int) -> VectorStore:
+    """Weaviate when WEAVIATE_URL is set, else LanceDB in the data directory."""
+    if settings.weaviate_url:
+        from handlers.rag.stores.weaviate_store import WeaviateStore
+
+        return WeaviateStore(
+            settings.weaviate_url,
+            dimension,
+            collection=settings.collection,
+            grpc_port=settings.weaviate_grpc_port,
+            api_key=settings.weaviate_api_key or None,
+        )
+    from handlers.rag.stores.lancedb_store import LanceDbStore
+
+    return LanceDbStore(
+        settings.data_dir / "lancedb", dimension, index_threshold=settings.index_threshold
+    )
+
+
+def service_options(settings: Settings) -> ServiceOptions:
+    return ServiceOptions(
+        upload_dir=settings.data_dir / "uploads",
+        chunk_tokens=settings.chunk_tokens,
+        chunk_overlap_tokens=settings.chunk_overlap_tokens,
+        max_upload_bytes=settings.max_upload_bytes,
+        retrieval_top_k=settings.retrieval_top_k,
+        context_window=settings.llm_context_window,
+    )
+
+
+def create_rag_app(
+    service: RagService, max_upload_bytes: int, *, ready_before_serving: bool = False
+) -> Application:
+    """The HTTP application over ``service``: components load when it starts (its lifespan)
+    or at the first request, and are closed when it stops. ``ready_before_serving``: its
+    startup waits until no component is loading any more (the server does not: it answers
+    ``/health`` while the models load)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Application) -> AsyncIterator[None]:
+        service.components.start()
+        if ready_before_serving:
+            await service.components.wait_ready()
+        try:
+            yield
+        finally:
+            await service.components.close()
+
+    return create_app(
+        RagHttpHandlers(service),
+        max_body_size=max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
+        lifespan=lifespan,
+    )
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
+    # and without it each streamed delta after the first waits for a delayed ACK (~40 ms)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+class RagServer:
+    """The service behind its HTTP listener."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.fatal: SettingsError | None = None
+        self.stopping = asyncio.Event()
+        components = Components(
+            embedder=lambda: load_embedder(settings),
+            generator=lambda: load_generator(settings),
+            store=lambda dimension: build_store(settings, dimension),
+            ready_timeout=settings.ready_timeout,
+            on_failure=self._on_failure,
+        )
+        self.service = RagService(components, service_options(settings))
+        self.app = create_rag_app(self.service, settings.max_upload_bytes)
+        self.port = 0
+        self._socket: socket.socket | None = None
+        self._http: uvicorn.Server | None = None
+
+    def _on_failure(self, _component: str, error: BaseException) -> None:
+        if isinstance(error, SettingsError):
+            self.fatal = error
+            self.stopping.set()
+
+    async def start(self) -> None:
+        """Listen (the components start loading with the application's lifespan)."""
+        settings = self.settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self._socket = listening_socket(settings.host, settings.port)
+        self.port = self._socket.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            lifespan="on",
+            access_log=False,
+            log_config=None,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        )
+        config.load()
+        self._http = uvicorn.Server(config)
+        self._http.lifespan = config.lifespan_class(config)
+        await self._http.startup(sockets=[self._socket])
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        log.info(
+            "rag listening on http://%s:%d (data %s, store %s, models loading)",
+            host,
+            self.port,
+            settings.data_dir,
+            settings.store_kind,
+        )
+
+    async def stop(self) -> None:
+        """Stop accepting, let in-flight requests finish, close the components."""
+        if self._http is not None and self._socket is not None:
+            await self._http.shutdown(sockets=[self._socket])
+            self._http = None
+
+
+async def serve(settings: Settings) -> int:
+    """Run until SIGTERM or SIGINT; the exit status."""
+    server = RagServer(settings)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, server.stopping.set)
+    await server.start()
+    try:
+        await server.stopping.wait()
+    finally:
+        log.info("shutting down")
+        await server.stop()
+    return 2 if server.fatal is not None else 0
+
+
+def configure_logging(level: str) -> None:
+    """One line per event on standard error; startup lines are shown at any level."""
+    logging.basicConfig(
+        level=getattr(logging, level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+    logging.getLogger("rag.startup").setLevel(logging.INFO)
+    if level != "DEBUG":  # uvicorn's own startup chatter; ours says where it listens
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``rag-server``: settings come from the environment."""
+    del argv
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"rag-server: {error}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        return asyncio.run(serve(settings))
+    except OSError as error:  # the port is taken, the data directory cannot be created
+        log.error("cannot start: %s", error)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

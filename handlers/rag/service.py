@@ -1,0 +1,256 @@
+"""The rag service without HTTP: ingestion, search and grounded generation.
+
+Ingestion of one upload: the spooled file is copied to the data directory chunk by chunk,
+text is extracted and cut into token-aware chunks (in worker threads), every chunk is embedded
+(the embedder batches concurrent uploads and queries together), and only then is the document
+written to the store, replacing any earlier document of the same filename in one step, so a
+failure midway stores nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import logging
+import re
+import shutil
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import anyio.to_thread
+from transformers import PreTrainedTokenizerBase
+
+from handlers.rag.components import Components, ComponentState
+from handlers.rag.documents import Chunk, DocumentRecord, SearchHit, content_hash
+from handlers.rag.generation.base import Finish, Generator
+from handlers.rag.generation.prompt import (
+    NO_DOCUMENTS_ANSWER,
+    conversation_messages,
+    grounded_messages,
+    prompt_budget,
+)
+from handlers.rag.ingest.base import Embedder, ExtractionError
+from handlers.rag.ingest.chunking import chunk_pages, max_chunk_tokens
+from handlers.rag.ingest.extract import extract_document
+from handlers.rag.settings import SettingsError
+
+__all__ = ["Answer", "RagService", "ServiceOptions", "UploadRejected", "UploadTooLarge"]
+
+log = logging.getLogger("rag.service")
+
+_COPY_BUFFER = 1024 * 1024
+_PATH_SEPARATORS = re.compile(r"[\\/]")
+
+
+class UploadRejected(Exception):
+    """The upload cannot be ingested (no file name, empty, unsupported, undecodable)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UploadTooLarge(Exception):
+    """The file is larger than the upload limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"File exceeds the upload limit of {limit} bytes")
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceOptions:
+    """What the service needs of the settings."""
+
+    upload_dir: Path
+    chunk_tokens: int = 200
+    chunk_overlap_tokens: int = 40
+    max_upload_bytes: int = 52_428_800
+    retrieval_top_k: int = 8
+    context_window: int | None = None
+    """Caps the generator's own context window when set."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A streamed answer: the chunks it is grounded on, and the generator's stream."""
+
+    sources: list[SearchHit]
+    stream: AsyncIterator[str | Finish]
+
+
+def stored_filename(uploaded: str | None) -> str:
+    """The last path segment of an uploaded file name (``../a/b.pdf`` -> ``b.pdf``)."""
+    return _PATH_SEPARATORS.split(uploaded or "")[-1].strip()
+
+
+def check_chunk_window(embedder: Embedder, chunk_tokens: int) -> None:
+    """SettingsError when chunks of ``chunk_tokens`` do not fit the embedder's window."""
+    tokenizer = getattr(embedder, "tokenizer", None)
+    fitting = max_chunk_tokens(
+        embedder.max_tokens, tokenizer if isinstance(tokenizer, PreTrainedTokenizerBase) else None
+    )
+    if chunk_tokens > fitting:
+        raise SettingsError(
+            f"RAG_CHUNK_TOKENS={chunk_tokens} is invalid: expected at most {fitting}, what fits "
+            f"the embedding model's window of {embedder.max_tokens} tokens"
+        )
+
+
+class RagService:
+    """Upload, search, answer, list and delete over the loaded components."""
+
+    def __init__(self, components: Components, options: ServiceOptions) -> None:
+        self.components = components
+        self.options = options
+        self._chunk_tokenizer: PreTrainedTokenizerBase | None = None
+
+    # -- documents -----------------------------------------------------------------------------
+
+    async def upload(self, file: BinaryIO, uploaded_name: str | None, size: int) -> DocumentRecord:
+        """Ingest one uploaded file (``file`` is read from its current position)."""
+        filename = stored_filename(uploaded_name)
+        if not filename:
+            raise UploadRejected("The file has no name")
+        if size > self.options.max_upload_bytes:
+            raise UploadTooLarge(self.options.max_upload_bytes)
+        started = time.perf_counter()
+        embedder = await self.components.embedder()
+        store = await self.components.store()
+        tokenizer = self._tokenizer_for_chunking(embedder)
+        document_id = str(uuid.uuid4())
+        self.options.upload_dir.mkdir(parents=True, exist_ok=True)
+        spooled = self.options.upload_dir / f"{document_id}.upload"
+        try:
+            await anyio.to_thread.run_sync(_copy_to, file, spooled)
+            pages, texts = await anyio.to_thread.run_sync(
+                self._extract_and_chunk, spooled, filename, tokenizer
+            )
+        finally:
+            spooled.unlink(missing_ok=True)
+        chunks = [
+            Chunk(
+                document_id=document_id,
+                filename=filename,
+                position=position,
+                page=page,
+                text=text,
+                content_hash=content_hash(text),
+            )
+            for position, (page, text) in enumerate(texts)
+        ]
+        vectors = await embedder.embed([chunk.text for chunk in chunks])
+        record = DocumentRecord(
+            document_id=document_id,
+            filename=filename,
+            chunks=len(chunks),
+            uploaded_at=datetime.datetime.now(datetime.UTC),
+        )
+        replaced = await store.replace_document(record, chunks, vectors)
+        log.info(
+            "stored document filename=%s id=%s pages=%d chunks=%d bytes=%d seconds=%.3f%s",
+            filename,
+            document_id,
+            pages,
+            len(chunks),
+            size,
+            time.perf_counter() - started,
+            f" replaced={','.join(replaced)}" if replaced else "",
+        )
+        return record
+
+    def _tokenizer_for_chunking(self, embedder: Embedder) -> PreTrainedTokenizerBase:
+        # A copy of its own: the embedder's worker thread changes its tokenizer's truncation and
+        # padding settings per call, which a concurrent call from another thread cannot share.
+        if self._chunk_tokenizer is None:
+            tokenizer = getattr(embedder, "tokenizer", None)
+            if not isinstance(tokenizer, PreTrainedTokenizerBase):
+                raise TypeError("chunking needs the embedder's transformers tokenizer")
+            self._chunk_tokenizer = copy.deepcopy(tokenizer)
+        return self._chunk_tokenizer
+
+    def _extract_and_chunk(
+        self, path: Path, filename: str, tokenizer: PreTrainedTokenizerBase
+    ) -> tuple[int, list[tuple[int | None, str]]]:
+        """Blocking: (pages, [(page, chunk text), ...]); UploadRejected when nothing to store."""
+        try:
+            extracted = extract_document(path, filename)
+        except ExtractionError as error:
+            raise UploadRejected(error.message) from None
+        pieces = chunk_pages(
+            extracted.pages,
+            tokenizer,
+            self.options.chunk_tokens,
+            self.options.chunk_overlap_tokens,
+        )
+        if not pieces:
+            raise UploadRejected(f"'{filename}' contains no text")
+        return len(extracted.pages), [(piece.page, piece.text) for piece in pieces]
+
+    async def list_documents(self) -> list[DocumentRecord]:
+        store = await self.components.store()
+        return await store.list_documents()
+
+    async def delete_document(self, document_id: str) -> bool:
+        store = await self.components.store()
+        deleted = await store.delete_document(document_id)
+        if deleted:
+            log.info("deleted document id=%s", document_id)
+        return deleted
+
+    # -- retrieval and generation ---------------------------------------------------------------
+
+    async def search(self, text: str, limit: int) -> list[SearchHit]:
+        """At most ``limit`` stored chunks most similar to ``text``, best first."""
+        embedder = await self.components.embedder()
+        store = await self.components.store()
+        vectors = await embedder.embed([text])
+        return await store.search(text, vectors[0], limit)
+
+    async def answer(
+        self, question: str, *, context: str, use_knowledge_base: bool, max_new_tokens: int
+    ) -> Answer:
+        """Retrieve (when asked), build the prompt, and start streaming the answer."""
+        generator = await self.components.generator()
+        if not use_knowledge_base:
+            messages = conversation_messages(question, context)
+            return Answer([], generator.stream(messages, max_new_tokens))
+        hits = await self.search(question, self.options.retrieval_top_k)
+        if not hits:
+            return Answer([], _canned(NO_DOCUMENTS_ANSWER))
+        budget = prompt_budget(self.context_window(generator), max_new_tokens)
+        messages, used = grounded_messages(
+            question, hits, budget_tokens=budget, count_tokens=generator.count_tokens
+        )
+        return Answer(list(used), generator.stream(messages, max_new_tokens))
+
+    def context_window(self, generator: Generator) -> int:
+        own = generator.context_window
+        cap = self.options.context_window
+        return own if cap is None else min(own, cap)
+
+    def health(self) -> tuple[ComponentState, dict[str, ComponentState]]:
+        """The overall state (ready only when every component is) and each component's; starts
+        loading when nothing did yet (an application served without its lifespan)."""
+        self.components.start()
+        states = self.components.states()
+        if all(state == "ready" for state in states.values()):
+            return "ready", states
+        if any(state == "failed" for state in states.values()):
+            return "failed", states
+        return "loading", states
+
+
+async def _canned(text: str) -> AsyncIterator[str | Finish]:
+    yield text
+    yield Finish("stop")
+
+
+def _copy_to(source: BinaryIO, target: Path) -> None:
+    """Blocking: copy ``source`` to ``target`` a buffer at a time."""
+    with target.open("wb") as out:
+        shutil.copyfileobj(source, out, _COPY_BUFFER)

@@ -1,0 +1,175 @@
+"""Settings and the ``rag-server`` process: startup line, readiness, SIGTERM, exit statuses."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from handlers.rag.server import main, serve
+from handlers.rag.settings import Settings, SettingsError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_defaults() -> None:
+    settings = Settings.from_env({})
+    assert (settings.host, settings.port) == ("127.0.0.1", 8000)
+    assert settings.data_dir == Path(".data/rag")
+    assert settings.embedding_model == "all-MiniLM-L6-v2"
+    assert settings.llm_model == "SmolLM2-135M-Instruct"
+    assert settings.llm_endpoint_model == "SmolLM2-135M-Instruct"
+    assert (settings.chunk_tokens, settings.chunk_overlap_tokens) == (200, 40)
+    assert settings.max_upload_bytes == 52_428_800
+    assert settings.retrieval_top_k == 8
+    assert settings.ready_timeout == 120.0
+    assert settings.index_threshold == 50_000
+    assert settings.store_kind == "lancedb"
+    assert settings.llm_context_window is None
+    assert settings.torch_threads is None
+
+
+def test_values_are_read() -> None:
+    settings = Settings.from_env(
+        {
+            "RAG_PORT": "9000",
+            "RAG_DATA_DIR": "/srv/rag",
+            "RAG_LLM_URL": "http://127.0.0.1:8080/",
+            "RAG_LLM_NAME": "llama",
+            "RAG_LLM_CONTEXT_WINDOW": "4096",
+            "RAG_CHUNK_TOKENS": "60",
+            "RAG_TORCH_THREADS": "2",
+            "WEAVIATE_URL": "http://weaviate:8080",
+            "RAG_COLLECTION": "Docs_2",
+            "LOG_LEVEL": "debug",
+        }
+    )
+    assert settings.port == 9000
+    assert settings.data_dir == Path("/srv/rag")
+    assert settings.llm_url == "http://127.0.0.1:8080"
+    assert settings.llm_endpoint_model == "llama"
+    assert settings.llm_context_window == 4096
+    assert (settings.chunk_tokens, settings.chunk_overlap_tokens) == (60, 29)
+    assert settings.torch_threads == 2
+    assert settings.store_kind == "weaviate"
+    assert settings.collection == "Docs_2"
+    assert settings.log_level == "DEBUG"
+
+
+INTEGER = "expected an integer of at least"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"RAG_PORT": "http"}, f"RAG_PORT='http' is invalid: {INTEGER} 0 and at most 65535"),
+        ({"RAG_CHUNK_TOKENS": "8"}, f"RAG_CHUNK_TOKENS='8' is invalid: {INTEGER} 16"),
+        (
+            {"RAG_CHUNK_TOKENS": "100", "RAG_CHUNK_OVERLAP_TOKENS": "50"},
+            f"RAG_CHUNK_OVERLAP_TOKENS='50' is invalid: {INTEGER} 0 and at most 49",
+        ),
+        ({"RAG_MAX_UPLOAD_BYTES": "0"}, f"RAG_MAX_UPLOAD_BYTES='0' is invalid: {INTEGER} 1"),
+        ({"RAG_RETRIEVAL_TOP_K": "101"}, f"RAG_RETRIEVAL_TOP_K='101' is invalid: {INTEGER} 1"),
+        ({"RAG_READY_TIMEOUT": "soon"}, "RAG_READY_TIMEOUT='soon' is invalid: expected a number"),
+        (
+            {"RAG_LLM_URL": "localhost:80"},
+            "RAG_LLM_URL='localhost:80' is invalid: expected an http",
+        ),
+        ({"WEAVIATE_URL": "weaviate"}, "WEAVIATE_URL='weaviate' is invalid: expected an http"),
+        (
+            {"RAG_LLM_CONTEXT_WINDOW": "100"},
+            f"RAG_LLM_CONTEXT_WINDOW='100' is invalid: {INTEGER} 256",
+        ),
+        ({"RAG_COLLECTION": "my-docs"}, "RAG_COLLECTION='my-docs' is invalid: expected a name"),
+        (
+            {"LOG_LEVEL": "loud"},
+            "LOG_LEVEL='loud' is invalid: expected one of DEBUG, INFO, WARNING",
+        ),
+        ({"RAG_TORCH_THREADS": "0"}, f"RAG_TORCH_THREADS='0' is invalid: {INTEGER} 1"),
+    ],
+)
+def test_invalid_settings_name_the_setting(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env(env)
+    assert str(raised.value).startswith(message)
+
+
+def test_an_invalid_setting_stops_main_with_status_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RAG_PORT", "-1")
+    assert main() == 2
+    assert capsys.readouterr().err == (
+        "rag-server: RAG_PORT='-1' is invalid: expected an integer of at least 0 and at most "
+        "65535\n"
+    )
+
+
+async def test_a_chunk_size_over_the_models_window_stops_the_server(
+    tmp_path: Path, stopping_model: Path
+) -> None:
+    settings = Settings.from_env(
+        {
+            "RAG_PORT": "0",
+            "RAG_DATA_DIR": str(tmp_path),
+            "RAG_LLM_MODEL": str(stopping_model),
+            "RAG_CHUNK_TOKENS": "300",
+            "RAG_CHUNK_OVERLAP_TOKENS": "0",
+        }
+    )
+    assert await serve(settings) == 2
+
+
+def test_the_server_process_announces_itself_serves_and_stops_on_sigterm(
+    tmp_path: Path, stopping_model: Path
+) -> None:
+    env = {
+        **os.environ,
+        "RAG_PORT": "0",
+        "RAG_DATA_DIR": str(tmp_path / "data"),
+        "RAG_LLM_MODEL": str(stopping_model),
+        "LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handlers.rag.server"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        lines: list[str] = []
+        found = None
+        while found is None and len(lines) < 50:
+            lines.append(process.stderr.readline())
+            found = re.search(r"rag listening on (http://127\.0\.0\.1:\d+) ", lines[-1])
+        assert found, "".join(lines)
+        url = found.group(1)
+        with httpx.Client(base_url=url, timeout=30) as client:
+            assert client.get("/health").status_code in (200, 503)
+            deadline = time.monotonic() + 60
+            while client.get("/health").status_code != 200:
+                assert time.monotonic() < deadline, client.get("/health").text
+                time.sleep(0.05)
+            prompt = {"question": "Hello?", "context": "", "use_knowledge_base": False}
+            assert client.post("/generate", json=prompt).status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        rest = process.stderr.read()
+        assert "shutting down" in rest
+        assert "Traceback" not in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()

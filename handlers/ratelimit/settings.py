@@ -344,17 +344,24 @@ class GrpcTransportSettings:
 _METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
 
 
-def parse_node_metadata(text: str) -> tuple[tuple[str, str], ...]:
-    """``k1=v1,k2=v2`` (CONFIG_GRPC_XDS_NODE_METADATA) as (key, value) pairs in order."""
+def _parse_pairs(text: str, separator: str, *, empty_values: bool) -> tuple[tuple[str, str], ...]:
+    """A comma-separated list of ``key<separator>value`` as (key, value) pairs in order."""
     pairs: list[tuple[str, str]] = []
     for item in text.split(","):
         if not item.strip():
             continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"a comma-separated list of key=value, got the item {item.strip()!r}")
+        key, sep, value = item.partition(separator)
+        if not sep or not key.strip() or not (empty_values or value.strip()):
+            raise ValueError(
+                f"a comma-separated list of key{separator}value, got the item {item.strip()!r}"
+            )
         pairs.append((key.strip(), value.strip()))
     return tuple(pairs)
+
+
+def parse_node_metadata(text: str) -> tuple[tuple[str, str], ...]:
+    """``k1=v1,k2=v2`` (CONFIG_GRPC_XDS_NODE_METADATA) as (key, value) pairs in order."""
+    return _parse_pairs(text, "=", empty_values=True)
 
 
 def parse_grpc_headers(text: str) -> tuple[tuple[str, str], ...]:
@@ -513,15 +520,7 @@ _TEMPLATE_GROUP = re.compile(r"\$(\d+)")
 
 def parse_tags(text: str) -> tuple[tuple[str, str], ...]:
     """``k1:v1,k2:v2`` (EXTRA_TAGS, a mogrifier's TAGS) as (key, value) pairs in order."""
-    pairs: list[tuple[str, str]] = []
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition(":")
-        if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"a comma-separated list of key:value, got the item {item.strip()!r}")
-        pairs.append((key.strip(), value.strip()))
-    return tuple(pairs)
+    return _parse_pairs(text, ":", empty_values=False)
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:

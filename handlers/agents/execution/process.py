@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from handlers.agents.execution.cancel import CancelSignal
-from handlers.agents.execution.process_group import end_process_group, signal_group
+from handlers.agents.execution.process_group import end_process_group, kill_process_group
 from handlers.agents.execution.spec import RunLimits
 from handlers.agents.execution.tail_buffer import TailBuffer
 
@@ -122,9 +121,12 @@ async def run_process(
             except TimeoutError:
                 logger.warning("execution process %s after its group ended: pid=%d", problem, pgid)
     finally:
-        if transport.get_returncode() is None:  # interrupted (the caller was cancelled)
-            signal_group(pgid, signal.SIGKILL)
-        transport.close()
+        try:
+            if transport.get_returncode() is None:  # interrupted (the caller was cancelled)
+                # Shielded: a second cancel still lets the kill finish.
+                await asyncio.shield(kill_process_group(pgid))
+        finally:
+            transport.close()
     return ProcessResult(
         ended_by=ended_by,
         return_code=transport.get_returncode(),

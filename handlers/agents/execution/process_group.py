@@ -54,8 +54,14 @@ async def end_process_group(pgid: int, grace_seconds: float) -> None:
     signal_group(pgid, signal.SIGTERM)
     if await _wait_until_gone(pgid, grace_seconds):
         return
-    signal_group(pgid, signal.SIGKILL)
-    await _wait_until_gone(pgid, KILL_WAIT_SECONDS)
+    await kill_process_group(pgid)
+
+
+async def kill_process_group(pgid: int) -> None:
+    """SIGKILL the group and return once none of its members is left alive (or after
+    KILL_WAIT_SECONDS): the kernel ends killed processes asynchronously."""
+    if signal_group(pgid, signal.SIGKILL):
+        await _wait_until_gone(pgid, KILL_WAIT_SECONDS)
 
 
 async def _wait_until_gone(pgid: int, seconds: float) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from handlers.agents.execution.paths import path_problem
 from webrest import BadRequest, ErrorDetail
 
 __all__ = [
@@ -29,29 +30,6 @@ MAX_PATH_BYTES = 512
 MAX_SEGMENT_BYTES = 255
 
 
-def _problem(path: str) -> str | None:
-    if not path:
-        return "it is empty"
-    if "\x00" in path:
-        return "it contains a NUL character"
-    if any(ord(char) < 32 or ord(char) == 127 for char in path):
-        return "it contains a control character"
-    if "\\" in path:
-        return "it contains a backslash (use '/' between folders)"
-    if path.startswith("/"):
-        return "it is absolute (it must be relative to the workspace)"
-    if len(path.encode()) > MAX_PATH_BYTES:
-        return f"it is longer than {MAX_PATH_BYTES} bytes"
-    for segment in path.split("/"):
-        if segment == "":
-            return "it has an empty segment ('//' or a trailing '/')"
-        if segment in (".", ".."):
-            return f"it has a '{segment}' segment"
-        if len(segment.encode()) > MAX_SEGMENT_BYTES:
-            return f"a segment is longer than {MAX_SEGMENT_BYTES} bytes"
-    return None
-
-
 def invalid(field: tuple[str | int, ...], path: str, reason: str) -> BadRequest:
     """The 400 for ``path`` given in ``field``."""
     message = f"Unsafe path {path!r}: {reason}"
@@ -60,7 +38,7 @@ def invalid(field: tuple[str | int, ...], path: str, reason: str) -> BadRequest:
 
 def safe_path(path: str, field: tuple[str | int, ...]) -> str:
     """``path`` when it is a safe relative path; otherwise a 400 naming ``field``."""
-    reason = _problem(path)
+    reason = path_problem(path, max_path_bytes=MAX_PATH_BYTES, max_segment_bytes=MAX_SEGMENT_BYTES)
     if reason is not None:
         raise invalid(field, path, reason)
     return path

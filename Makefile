@@ -58,8 +58,9 @@ typecheck: install
 	$(VENV)/bin/mypy
 
 # Every service on its embedded defaults (ratelimit with in-memory counters, rag with LanceDB
-# and its bundled models in .data/rag, the webrest example); prints where each listens.
-# Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, RAG_PORT, EXAMPLE_PORT.
+# and its bundled models in .data/rag, agents with SQLite in .data/agents and its own worker,
+# the webrest example); prints where each listens.
+# Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, RAG_PORT, AGENTS_PORT, EXAMPLE_PORT.
 run: install
 	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 

@@ -10,6 +10,8 @@ RATELIMIT_HTTP_PORT=${RATELIMIT_HTTP_PORT:-8080}
 RATELIMIT_GRPC_PORT=${RATELIMIT_GRPC_PORT:-8081}
 RAG_PORT=${RAG_PORT:-8000}
 RAG_DATA_DIR=${RAG_DATA_DIR:-.data/rag}
+AGENTS_PORT=${AGENTS_PORT:-8090}
+AGENTS_DATA_DIR=${AGENTS_DATA_DIR:-.data/agents}
 
 pids=()
 stop() {
@@ -32,6 +34,11 @@ RAG_HOST=$HOST RAG_PORT=$RAG_PORT RAG_DATA_DIR=$RAG_DATA_DIR LOG_LEVEL=${LOG_LEV
     "$PY" -m handlers.rag.server &
 pids+=($!)
 
+# agents: SQLite and blobs in $AGENTS_DATA_DIR, executions run by the server's own worker
+AGENTS_HOST=$HOST AGENTS_PORT=$AGENTS_PORT AGENTS_DATA_DIR=$AGENTS_DATA_DIR \
+    LOG_LEVEL=${LOG_LEVEL:-INFO} "$PY" -m handlers.agents.server &
+pids+=($!)
+
 "$PY" -m uvicorn examples.webrest_example.app:app --host "$HOST" --port "$EXAMPLE_PORT" \
     --log-level warning &
 pids+=($!)
@@ -42,6 +49,8 @@ ratelimit        HTTP  http://$HOST:$RATELIMIT_HTTP_PORT  (POST /json, GET /heal
                  rules examples/ratelimit/config/*.yaml
 rag              HTTP  http://$HOST:$RAG_PORT  (POST /uploadDocument, /generate, /documentSearch;
                  GET /documents, /health; OpenAPI at /openapi.json)  data $RAG_DATA_DIR
+agents           HTTP  http://$HOST:$AGENTS_PORT/api/v1  (agents, executions, workflows)  data $AGENTS_DATA_DIR
+                 a key: AGENTS_DATA_DIR=$AGENTS_DATA_DIR $PY -m handlers.agents.admin create-key --name me --scope '*' --can-create
 webrest example  http://$HOST:$EXAMPLE_PORT  (OpenAPI at /openapi.json)
 Ctrl-C stops everything.
 INFO

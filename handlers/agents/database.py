@@ -80,6 +80,8 @@ class Database:
             self.engine = create_engine(
                 self.url, pool_size=POOL_SIZE, max_overflow=0, pool_pre_ping=True
             )
+        self._disposed = False
+        event.listen(self.engine, "checkin", self._close_after_dispose)
         self.write_engine = self.engine.execution_options(**{_IMMEDIATE: True})
         self._reads = sessionmaker(self.engine, expire_on_commit=False)
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
@@ -109,8 +111,16 @@ class Database:
         return await anyio.to_thread.run_sync(partial(self.write_sync, work), limiter=self._limiter)
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection, and each connection still in use once it is
+        returned."""
+        self._disposed = True
         self.engine.dispose()
+
+    def _close_after_dispose(self, _dbapi_connection: Any, record: Any) -> None:
+        # A connection in use while dispose() ran comes back to the discarded pool, which
+        # would leave it open until the garbage collector finds it.
+        if self._disposed:
+            record.invalidate()
 
     def display_url(self) -> str:
         """The URL without its password, for logs."""

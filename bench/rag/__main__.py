@@ -24,7 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -198,6 +198,9 @@ async def write_corpus(directory: Path, size: int) -> float:
             await store.replace_document(record, [chunks[r] for r in rows], vectors[rows])
             if number % max(1, len(by_document) // 4) == 0:
                 say(f"    wrote {number}/{len(by_document)} documents")
+        # the index refresh and the vector index build run in the background; closing would
+        # cancel them (redone by the server while it is measured), so they finish here
+        await store.wait_idle()
     finally:
         await store.close()
     return time.perf_counter() - started
@@ -302,6 +305,7 @@ async def bench_generation(args: argparse.Namespace, tmp: Path, models: Path) ->
                     http_s = time.perf_counter() - started
                     started = time.perf_counter()
                     stream = generator.stream(messages, 16)
+                    assert isinstance(stream, AsyncGenerator)  # closed right after its first delta
                     delta = await anext(stream)
                     direct_s = time.perf_counter() - started
                     await stream.aclose()

@@ -19,6 +19,7 @@ from handlers.rag.generation.base import Generator
 from handlers.rag.generation.local import LocalGenerator
 from handlers.rag.ingest.base import Embedder
 from handlers.rag.ingest.embedder import LoadedModel, TransformersEmbedder
+from handlers.rag.model_loading import model_loading
 from handlers.rag.server import create_rag_app, listening_socket
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
 from handlers.rag.stores.base import VectorStore
@@ -36,7 +37,8 @@ def quick_stopping_model(directory: Path, eos_gain: float = 20.0) -> Path:
     damped), so that its answers end after a few tokens: still a real model, only its output
     layer is rescaled. (Output layers here have no bias to raise.)"""
     path = build_tiny_causal_lm(directory)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    with model_loading():
+        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
     eos = model.config.eos_token_id
     eos_id = eos[0] if isinstance(eos, list) else eos
     head = model.lm_head

@@ -5,6 +5,8 @@ the answers' content in both framings."""
 from __future__ import annotations
 
 import json
+import logging
+import re
 from typing import Any
 
 import httpx
@@ -330,3 +332,15 @@ async def test_num_tokens_bounds_the_answer(client: httpx.AsyncClient, tiny_mode
         assert len(plain.text.encode()) <= num_tokens * longest
         # a single token may be part of a character, held back; seven make some text
         assert num_tokens == 1 or (answer and plain.text)
+
+
+async def test_each_upload_logs_one_line_with_its_chunks_and_time(
+    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="rag")
+    stored = await upload(client, "notes.txt", f"{REFUNDS}\n\n{SHIPPING}".encode())
+
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stored ")]
+    assert f"filename=notes.txt id={stored['document_id']} " in line
+    assert f" chunks={stored['chunks']} " in line
+    assert re.search(r" seconds=\d+\.\d{3}$", line), line

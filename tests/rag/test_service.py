@@ -13,8 +13,9 @@ import httpx
 
 from handlers.rag.generation.base import Generator
 from handlers.rag.generation.local import LocalGenerator
-from handlers.rag.ingest.embedder import LoadedModel
+from handlers.rag.ingest.embedder import LoadedModel, TransformersEmbedder
 from handlers.rag.settings import SettingsError
+from handlers.rag.stores.base import Vectors
 from tests.rag.stack import RagStack, build_stack
 
 TEXT = "Annual plans can be refunded in full within 30 days of purchase."
@@ -206,5 +207,45 @@ async def test_concurrent_uploads_are_all_stored(
             assert {r.json()["document_id"] for r in responses} == {
                 d["document_id"] for d in listed
             }
+    finally:
+        await stack.close()
+
+
+class FailingEmbedder(TransformersEmbedder):
+    """The real embedder, failing every batch with a text containing ``POISON`` (stands for a
+    model error halfway through a document's chunks)."""
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        if any(POISON in text for text in texts):
+            raise RuntimeError("the model failed on purpose")
+        return super()._encode(texts)
+
+
+POISON = "POISON"
+
+
+async def test_a_failed_ingestion_keeps_the_earlier_version_whole(
+    tmp_path: Path, minilm: LoadedModel, tiny_model: Path
+) -> None:
+    stack = build_stack(
+        tmp_path / "data", minilm=minilm, generator_model=tiny_model, chunk_tokens=32,
+        chunk_overlap_tokens=0, embedder_loader=lambda: FailingEmbedder(minilm, batch_size=2),
+    )  # fmt: skip
+    try:
+        async with client_of(stack) as client:
+            first = await client.post("/uploadDocument", files={"file": ("a.txt", TEXT.encode())})
+            assert first.status_code == 200, first.text
+            # many chunks, the poisoned one last: the batches before it embed fine
+            replacement = f"{TEXT}\n\n" * 6 + f"{POISON} {TEXT}"
+            failed = await client.post(
+                "/uploadDocument", files={"file": ("a.txt", replacement.encode())}
+            )
+            assert failed.status_code == 500
+            listed = (await client.get("/documents")).json()
+            assert [(d["document_id"], d["chunks"]) for d in listed] == [
+                (first.json()["document_id"], first.json()["chunks"])
+            ]
+            hits = (await client.post("/documentSearch", json={"content": TEXT})).json()
+            assert {hit["document_id"] for hit in hits} == {first.json()["document_id"]}
     finally:
         await stack.close()

@@ -14,6 +14,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
+from handlers.rag.model_loading import model_loading
+
 __all__ = ["CHAT_TEMPLATE", "EOS_TOKEN", "PAD_TOKEN", "build_tiny_causal_lm"]
 
 EOS_TOKEN = "<|endoftext|>"
@@ -53,7 +55,7 @@ def build_tiny_causal_lm(directory: Path) -> Path:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    with torch.random.fork_rng(devices=[]):
+    with model_loading(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED)
         model = GPT2LMHeadModel(config)
     model.generation_config.pad_token_id = tokenizer.pad_token_id

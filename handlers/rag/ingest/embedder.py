@@ -8,23 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import importlib.util
 import json
 import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import transformers
 from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 
+from handlers.rag.model_loading import model_loading
 from handlers.rag.stores.base import Vectors
+from handlers.rag.worker_threads import WorkerThreads
 
 __all__ = [
     "MINILM_ALIASES",
@@ -92,16 +91,12 @@ def load_model(model: str, *, threads: int | None = None) -> LoadedModel:
             raise ValueError(f"threads must be at least 1, got {threads}")
         torch.set_num_threads(threads)
     started = time.perf_counter()
-    bars_were_enabled = transformers.utils.logging.is_progress_bar_enabled()
-    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        network = AutoModel.from_pretrained(path, local_files_only=True)
+        with model_loading():
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            network = AutoModel.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot load an embedding model from {path}: {exc}") from exc
-    finally:
-        if bars_were_enabled:
-            transformers.utils.logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     network.eval()
     config = network.config
     loaded = LoadedModel(
@@ -166,7 +161,7 @@ class TransformersEmbedder:
         self._loaded = loaded
         self._batch_size = batch_size
         self._max_wait = max_wait_ms / 1000
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        self._workers = WorkerThreads(1, "embedder")
         self._queue: asyncio.Queue[_Request] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -235,9 +230,7 @@ class TransformersEmbedder:
         if self._queue is not None:
             while not self._queue.empty():
                 self._fail([self._queue.get_nowait()], RuntimeError("the embedder is closed"))
-        shutdown = functools.partial(self._executor.shutdown, wait=True, cancel_futures=True)
-        # A batch may still be running in the worker; wait for it without blocking the loop.
-        await asyncio.get_running_loop().run_in_executor(None, shutdown)
+        await self._workers.close()  # waits for a batch still running in the worker
 
     def _started_queue(self) -> asyncio.Queue[_Request]:
         loop = asyncio.get_running_loop()
@@ -298,10 +291,9 @@ class TransformersEmbedder:
 
     async def _run_batch(self, batch: list[_Slice]) -> None:
         texts = [text for part in batch for text in part.request.texts[part.start : part.stop]]
-        loop = asyncio.get_running_loop()
         self.batches_run += 1
         try:
-            vectors = await loop.run_in_executor(self._executor, self._encode, texts)
+            vectors = await self._workers.run(self._encode, texts)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

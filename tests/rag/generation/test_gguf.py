@@ -11,20 +11,11 @@ from pathlib import Path
 import pytest
 
 from handlers.rag.generation.base import ChatMessage, Finish
-from handlers.rag.generation.local import (
-    SMOLLM2_NAME,
-    LocalGenerator,
-    gguf_cache_path,
-    resolve_model,
-)
+from handlers.rag.generation.local import LocalGenerator
+from handlers.rag.generation.model_files import SMOLLM2_NAME, gguf_cache_path, resolve_model
 
 
 @pytest.mark.slow
-@pytest.mark.skip(
-    reason="known bug, open in issue 6: after other rag tests in the same process the GGUF load "
-    "leaves lm_head on the meta device and the cache write fails; passes alone "
-    "(pytest tests/rag/generation/test_gguf.py)"
-)
 async def test_the_gguf_model_is_dequantised_once_then_loaded_from_the_cache(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

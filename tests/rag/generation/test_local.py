@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from handlers.rag.generation.base import ChatMessage, Finish, GenerationError
-from handlers.rag.generation.local import SMOLLM2_NAME, LocalGenerator, resolve_model
+from handlers.rag.generation.local import LocalGenerator
+from handlers.rag.generation.model_files import SMOLLM2_NAME, resolve_model
 from tests.rag.generation.steering import SteeredGenerator, Steering
 
 MESSAGES = [ChatMessage("system", "Be brief."), ChatMessage("user", "Tell me a long story")]

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
-from handlers.rag.generation.local import TextDeltaStreamer
+from handlers.rag.generation.streamer import TextDeltaStreamer
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,38 @@
+"""One transformers model load at a time in this process.
+
+``from_pretrained`` (and building a model from its config) is not thread-safe in transformers
+5: while it runs it swaps process-wide state and puts back what it found when it is done:
+``PreTrainedModel.tie_weights`` becomes a no-op, the ``torch.nn.init`` functions are
+replaced, torch's default dtype changes. Two loads overlapping in different threads restore
+each other's swapped-in state, which then stays for good: every later model keeps untied
+weights (a tied ``lm_head`` stays random, or on the meta device and cannot be saved). The
+service loads its embedder and its generator in parallel worker threads, and a stopped server
+leaves a loading thread to finish on its own, so every load holds :data:`MODEL_LOAD_LOCK`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import transformers
+
+__all__ = ["MODEL_LOAD_LOCK", "model_loading"]
+
+MODEL_LOAD_LOCK = threading.Lock()
+"""Held while transformers loads or builds a model (see the module's docstring)."""
+
+
+@contextlib.contextmanager
+def model_loading() -> Iterator[None]:
+    """Holds :data:`MODEL_LOAD_LOCK`, with transformers' progress bars off (they would
+    interleave with the log lines). Blocking: call it from a worker thread."""
+    with MODEL_LOAD_LOCK:
+        enabled = transformers.utils.logging.is_progress_bar_enabled()
+        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        try:
+            yield
+        finally:
+            if enabled:
+                transformers.utils.logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -36,13 +36,16 @@ class Counter:
 
 
 class Gauge:
-    """A value that goes up and down."""
+    """A value that goes up and down. ``averaged_over`` names the gauge that counts what this
+    one is an average over (e.g. entries): merged over processes, it is the mean weighted by
+    that gauge, not the sum."""
 
-    __slots__ = ("name", "value")
+    __slots__ = ("averaged_over", "name", "value")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, averaged_over: str | None = None) -> None:
         self.name = name
         self.value = 0
+        self.averaged_over = averaged_over
 
     def set(self, value: int) -> None:
         self.value = value
@@ -113,11 +116,12 @@ class StatsStore:
                 found = self._counters.setdefault(name, Counter(name))
         return found
 
-    def gauge(self, name: str) -> Gauge:
+    def gauge(self, name: str, *, averaged_over: str | None = None) -> Gauge:
+        """The gauge ``name``; ``averaged_over``: see :class:`Gauge`."""
         found = self._gauges.get(name)
         if found is None:
             with self._lock:
-                found = self._gauges.setdefault(name, Gauge(name))
+                found = self._gauges.setdefault(name, Gauge(name, averaged_over))
         return found
 
     def timer(self, name: str) -> Timer:
@@ -132,6 +136,14 @@ class StatsStore:
 
     def gauges(self) -> dict[str, int]:
         return {name: g.value for name, g in list(self._gauges.items())}
+
+    def gauge_weights(self) -> dict[str, str]:
+        """``{gauge: the gauge it is averaged over}`` for the averaged gauges."""
+        return {
+            name: g.averaged_over
+            for name, g in list(self._gauges.items())
+            if g.averaged_over is not None
+        }
 
     def timers(self) -> dict[str, Timer]:
         return dict(self._timers)

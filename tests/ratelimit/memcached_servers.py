@@ -3,6 +3,8 @@
 :class:`MemcachedProcess` runs one ``memcached`` on a free loopback port (optionally TLS with
 client certificates required), and can be stopped, restarted on the same port, paused
 (SIGSTOP: connections are accepted by the kernel but nothing answers) and resumed.
+Starting, retrying on a taken port, pausing and stopping come from
+:class:`~tests.ratelimit.server_process.ServerProcess`.
 :func:`node_of` reads a key directly from each node with pymemcache, and :func:`ttl` reads a
 key's remaining time to live with the meta protocol. The pytest fixtures are module-scoped;
 tests are skipped when ``memcached`` is not installed.
@@ -13,12 +15,10 @@ from __future__ import annotations
 import contextlib
 import getpass
 import shutil
-import signal
 import socket
-import subprocess
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pymemcache.client.base import Client  # type: ignore[import-untyped]
@@ -26,14 +26,8 @@ from pymemcache.client.base import Client  # type: ignore[import-untyped]
 from handlers.ratelimit.backends.base import Increment
 from handlers.ratelimit.backends.memcache import MemcacheStore
 from handlers.ratelimit.settings import AltCacheSettings
-from tests.ratelimit.redis_servers import (
-    HOST,
-    Certificates,
-    PortTaken,
-    free_port,
-    make_certificates,
-    wait_until,
-)
+from tests.ratelimit.redis_servers import Certificates, make_certificates
+from tests.ratelimit.server_process import HOST, ServerProcess, running
 
 _MEMCACHED = shutil.which("memcached")
 
@@ -44,19 +38,15 @@ def require_memcached() -> str:
     return _MEMCACHED
 
 
-class MemcachedProcess:
+class MemcachedProcess(ServerProcess):
     """One ``memcached`` (16 MB, one thread) on :attr:`port`."""
 
-    def __init__(self, directory: Path, *, tls: Certificates | None = None) -> None:
-        self.directory = directory
-        self.port = free_port()
-        self.tls = tls
-        self._process: subprocess.Popen[bytes] | None = None
-        self._log = directory / "memcached.log"
+    name: ClassVar[str] = "memcached"
+    log_name: ClassVar[str] = "memcached.log"
 
-    @property
-    def address(self) -> str:
-        return f"{HOST}:{self.port}"
+    def __init__(self, directory: Path, *, tls: Certificates | None = None) -> None:
+        super().__init__(directory)
+        self.tls = tls
 
     def client(self, **options: Any) -> Client:
         """A direct pymemcache client (plain TCP only); close it (``close()``)."""
@@ -64,9 +54,8 @@ class MemcachedProcess:
         options.setdefault("timeout", 2)
         return Client((HOST, self.port), **options)
 
-    def start(self) -> MemcachedProcess:
+    def _command(self) -> list[str]:
         binary = require_memcached()
-        self.directory.mkdir(parents=True, exist_ok=True)
         command = [binary, "-l", HOST, "-p", str(self.port), "-U", "0", "-m", "16", "-t", "1"]
         command += ["-u", getpass.getuser()]  # memcached refuses to run as root without it
         if self.tls is not None:
@@ -77,57 +66,11 @@ class MemcachedProcess:
                 "ssl_verify_mode=2",  # a client certificate is required
             ]
             command += ["-Z", "-o", ",".join(options)]
-        for attempt in range(3):
-            with self._log.open("wb") as log:
-                self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                wait_until(self._listening, what=f"memcached on {self.address} ({self._log})")
-                return self
-            except PortTaken:
-                self.stop()
-                if attempt == 2:
-                    raise
-                self.port = free_port()  # someone took it since it was chosen
-                command[command.index("-p") + 1] = str(self.port)
-            except BaseException:
-                self.stop()
-                raise
-        raise AssertionError("unreachable")
+        return command
 
-    def _listening(self) -> bool:
-        if self._process is not None and self._process.poll() is not None:
-            tail = self._log.read_text(errors="replace")[-2000:]
-            error = PortTaken if "Address already in use" in tail else RuntimeError
-            raise error(f"memcached exited ({self._process.returncode}):\n{tail}")
+    def _answers(self) -> bool:
         with socket.create_connection((HOST, self.port), timeout=1):
             return True
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(signal.SIGCONT)  # a paused process must run to exit
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        """SIGSTOP for the block: it accepts connections (the kernel does) but never answers."""
-        assert self._process is not None
-        self._process.send_signal(signal.SIGSTOP)
-        stat = Path(f"/proc/{self._process.pid}/stat")
-        # the signal is delivered asynchronously: wait until the process is stopped
-        wait_until(lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "T", what="SIGSTOP")
-        try:
-            yield
-        finally:
-            if self._process is not None:
-                self._process.send_signal(signal.SIGCONT)
 
 
 def node_of(nodes: Sequence[MemcachedProcess], key: str) -> dict[int, bytes]:
@@ -201,14 +144,6 @@ async def open_store(
         yield store
     finally:
         await store.close()
-
-
-@contextlib.contextmanager
-def running(process: MemcachedProcess) -> Iterator[MemcachedProcess]:
-    try:
-        yield process.start()
-    finally:
-        process.stop()
 
 
 @pytest.fixture(scope="module")

@@ -6,23 +6,22 @@ unix socket, or TLS) with its config, data and log in a temporary directory.
 and on the sentinels); :class:`ClusterDeployment` is a cluster of masters created with
 ``redis-cli --cluster create``. Readiness is polled with deadlines. The pytest fixtures at
 the end are module-scoped; tests are skipped when ``redis-server`` is not installed.
+Starting, retrying on a taken port and stopping come from
+:class:`~tests.ratelimit.server_process.ServerProcess`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import shutil
-import signal
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 import redis
@@ -32,11 +31,20 @@ from redis.retry import Retry
 from handlers.ratelimit.backends.redis import RedisStore
 from handlers.ratelimit.settings import KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
+from tests.ratelimit import server_process
+from tests.ratelimit.server_process import (
+    HOST,
+    START_TIMEOUT,
+    PortTaken,
+    ServerProcess,
+    free_port,
+    running,
+)
+
+__all__ = ["HOST", "PortTaken", "free_port", "running"]  # shared helpers, re-exported
 
 T = TypeVar("T")
 
-HOST = "127.0.0.1"
-START_TIMEOUT = 15.0
 PASSWORD = "main-secret"
 ACL_USER, ACL_PASSWORD = "limiter", "limiter-secret"
 
@@ -53,37 +61,10 @@ def require_redis() -> str:
 def wait_until(
     probe: Callable[[], T | None], *, timeout: float = START_TIMEOUT, what: str = "condition"
 ) -> T:
-    """Poll ``probe`` until it returns something truthy (errors count as not yet)."""
-    deadline = time.monotonic() + timeout
-    last: BaseException | None = None
-    while True:
-        try:
-            result = probe()
-        except (redis.RedisError, OSError) as error:
-            last, result = error, None
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what} (last error: {last})")
-        time.sleep(0.02)
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port(*, cluster_bus: bool = False) -> int:
-    """A loopback port nobody listens on (and port + 10000 too, for a cluster node)."""
-    for _ in range(200):
-        port = random.randint(20000, 45000)
-        if _bindable(port) and (not cluster_bus or _bindable(port + 10000)):
-            return port
-    raise RuntimeError("no free port")
+    """Poll ``probe`` until it returns something truthy (Redis and socket errors count as
+    not yet)."""
+    errors = (redis.RedisError, OSError)
+    return server_process.wait_until(probe, timeout=timeout, what=what, retry_on=errors)
 
 
 @dataclass(frozen=True)
@@ -132,12 +113,12 @@ def make_certificates(directory: Path) -> Certificates:
     )
 
 
-class PortTaken(RuntimeError):
-    """The server could not listen on its port."""
-
-
-class RedisProcess:
+class RedisProcess(ServerProcess):
     """One ``redis-server`` (``sentinel=True``: a sentinel) in ``directory``."""
+
+    name: ClassVar[str] = "redis-server"
+    log_name: ClassVar[str] = "redis.log"
+    probe_errors: ClassVar[tuple[type[BaseException], ...]] = (redis.RedisError, OSError)
 
     def __init__(
         self,
@@ -150,20 +131,12 @@ class RedisProcess:
         sentinel: bool = False,
         config: Sequence[str] = (),
     ) -> None:
-        self.directory = directory
-        self._port_chosen_here = port is None
-        self.port = port if port is not None else free_port()
+        super().__init__(directory, port=port)
         self.unix_socket = unix_socket
         self.password = password
         self.tls = tls
         self.sentinel = sentinel
         self.config = list(config)
-        self._process: subprocess.Popen[bytes] | None = None
-        self._log = directory / "redis.log"
-
-    @property
-    def address(self) -> str:
-        return f"{HOST}:{self.port}"
 
     def client(self, **options: Any) -> redis.Redis:
         """A synchronous client (replies decoded); close it (``with``)."""
@@ -203,61 +176,16 @@ class RedisProcess:
             lines.append(f"requirepass {self.password}")
         return "\n".join(lines + self.config) + "\n"
 
-    def start(self) -> RedisProcess:
+    def _command(self) -> list[str]:
         binary = require_redis()
-        self.directory.mkdir(parents=True, exist_ok=True)
         conf = self.directory / ("sentinel.conf" if self.sentinel else "redis.conf")
-        for attempt in range(3):
-            conf.write_text(self._config_text())
-            command = [binary, str(conf), *(["--sentinel"] if self.sentinel else [])]
-            with self._log.open("wb") as log:
-                self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                wait_until(self._answers, what=f"redis on {self.address} ({self._log})")
-                return self
-            except PortTaken:
-                self.stop()
-                if not self._port_chosen_here or attempt == 2:
-                    raise
-                self.port = free_port()  # someone took it since it was chosen
-            except BaseException:
-                self.stop()
-                raise
-        raise AssertionError("unreachable")
+        conf.write_text(self._config_text())
+        return [binary, str(conf), *(["--sentinel"] if self.sentinel else [])]
 
     def _answers(self) -> bool:
-        if self._process is not None and self._process.poll() is not None:
-            tail = self._log.read_text(errors="replace")[-2000:]
-            error = PortTaken if "Address already in use" in tail else RuntimeError
-            raise error(f"redis-server exited ({self._process.returncode}):\n{tail}")
         once = Retry(NoBackoff(), 0)
         with self.client(socket_timeout=1, socket_connect_timeout=1, retry=once) as client:
             return bool(client.ping())
-
-    def signal(self, signum: int) -> None:
-        """Sends ``signum`` (SIGKILL: a crash; SIGSTOP/SIGCONT: a server that stops
-        answering and resumes)."""
-        assert self._process is not None, "not started"
-        self._process.send_signal(signum)
-        if signum == signal.SIGKILL:
-            self._process.wait()
-            self._process = None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 class SentinelDeployment:
@@ -476,14 +404,6 @@ def paused_writes(server: RedisProcess) -> Iterator[None]:
             yield
         finally:
             client.execute_command("CLIENT", "UNPAUSE")
-
-
-@contextlib.contextmanager
-def running(process: RedisProcess) -> Iterator[RedisProcess]:
-    try:
-        yield process.start()
-    finally:
-        process.stop()
 
 
 @pytest.fixture(scope="module")

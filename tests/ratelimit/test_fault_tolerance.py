@@ -45,7 +45,7 @@ class Load:
             self._tasks.append(asyncio.create_task(self._loop(stub, caller)))
         return self
 
-    async def _loop(self, stub: rls_pb2_grpc.RateLimitServiceStub, caller: int) -> None:
+    async def _loop(self, stub: rls_pb2_grpc.RateLimitServiceAsyncStub, caller: int) -> None:
         message = request("edge", descriptor(("remote_address", f"caller-{caller}")))
         while not self._stop.is_set():
             started = time.monotonic()

@@ -134,12 +134,17 @@ async def test_envoy_data_plane_sync_client_over_grpcio(running: Running) -> Non
 async def test_health_service_follows_the_components(running: Running) -> None:
     async with grpc.aio.insecure_channel(running.target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
+        check_health = stub.Check  # type: ignore[attr-defined]  # the stubs omit the methods
         check = health_pb2.HealthCheckRequest(service="ratelimit")
-        assert (await stub.Check(check)).status == health_pb2.HealthCheckResponse.SERVING
+        assert (await check_health(check)).status == health_pb2.HealthCheckResponse.SERVING
         running.health.set(components.SIGTERM, False)
         deadline = asyncio.get_running_loop().time() + 5
-        while (await stub.Check(check)).status != health_pb2.HealthCheckResponse.NOT_SERVING:
+        while (await check_health(check)).status != health_pb2.HealthCheckResponse.NOT_SERVING:
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.01)
-        empty = await stub.Check(health_pb2.HealthCheckRequest(service=""))
+        empty = await check_health(health_pb2.HealthCheckRequest(service=""))
         assert empty.status == health_pb2.HealthCheckResponse.SERVING
+    store = running.h.stats.store
+    checks = store.value("ratelimit_server.Check.total_requests")
+    assert checks >= 3  # counted and timed as upstream's interceptor does every method
+    assert store.timers()["ratelimit_server.Check.response_time"].count == checks

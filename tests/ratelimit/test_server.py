@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -137,7 +137,7 @@ class Process:
             time.sleep(0.05)
         raise AssertionError("the service did not become healthy")
 
-    def post(self, body: dict[str, object]) -> httpx.Response:
+    def post(self, body: Mapping[str, object]) -> httpx.Response:
         return httpx.post(f"http://127.0.0.1:{self.http}/json", json=body)
 
     def stop(self) -> tuple[int, str]:

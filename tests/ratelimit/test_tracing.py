@@ -34,7 +34,7 @@ class Received:
         self.requests: list[trace_service_pb2.ExportTraceServiceRequest] = []
 
     def spans(self) -> list[tuple[dict[str, object], trace_pb2.Span]]:
-        found = []
+        found: list[tuple[dict[str, object], trace_pb2.Span]] = []
         for export in self.requests:
             for resource_spans in export.resource_spans:
                 resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
@@ -95,7 +95,9 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
 async def grpc_receiver() -> AsyncIterator[tuple[str, Received]]:
     received = Received()
     server = grpc.aio.server()
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(received), server)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        TraceService(received), server
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:

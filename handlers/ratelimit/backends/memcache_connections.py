@@ -272,6 +272,9 @@ class Node:
                     await loop.create_unix_connection(lambda: connection, self.address)
                 else:
                     host, port = split_host_port(self.address)
+                    # an SRV target is fully qualified ("mc1.example.com."): /etc/hosts
+                    # lookups and certificate checks want the name without the final dot
+                    host = host.removesuffix(".")
                     context = self._tls() if self._tls is not None else None
                     await loop.create_connection(
                         lambda: connection,

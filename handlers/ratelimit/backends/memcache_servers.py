@@ -35,11 +35,27 @@ def pick(key: bytes, count: int) -> int:
     return 0 if count == 1 else zlib.crc32(key) % count
 
 
-async def resolve_srv(name: str) -> list[str]:
-    """The SRV records of ``name`` as ``target:port``, the target with its final dot (as Go's
+def srv_resolver(resolver: dns.asyncresolver.Resolver | None = None) -> SrvResolver:
+    """An :data:`SrvResolver` that asks DNS through ``resolver``; by default the system's
+    (``/etc/resolv.conf``). Pass a
+    ``dns.asyncresolver.Resolver(configure=False)`` with ``nameservers`` and ``port`` set to
+    ask a given server (as the tests ask theirs).
+
+    Each record becomes ``target:port``, the target with its final dot (as Go's
     ``net.LookupSRV`` gives it, so that the sorted order is upstream's)."""
-    answer = await dns.asyncresolver.resolve(name, "SRV")
-    return [f"{record.target.to_text()}:{record.port}" for record in answer]
+
+    async def lookup(name: str) -> list[str]:
+        if resolver is None:
+            answer = await dns.asyncresolver.resolve(name, "SRV")
+        else:
+            answer = await resolver.resolve(name, "SRV")
+        return [f"{record.target.to_text()}:{record.port}" for record in answer]
+
+    return lookup
+
+
+resolve_srv: SrvResolver = srv_resolver()
+"""The SRV lookup through the system's resolver (what the service uses)."""
 
 
 class ServerList:

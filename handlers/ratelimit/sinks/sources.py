@@ -17,6 +17,10 @@ class StatsSource(Protocol):
 
     def gauges(self) -> dict[str, int]: ...
 
+    def gauge_weights(self) -> dict[str, str]:
+        """The averaged gauges, each with the gauge it is averaged over."""
+        ...
+
     def timer_totals(self) -> dict[str, tuple[int, float]]:
         """Each timer's count and total milliseconds since the start."""
         ...
@@ -48,6 +52,9 @@ class LocalStats:
 
     def gauges(self) -> dict[str, int]:
         return self.store.gauges()
+
+    def gauge_weights(self) -> dict[str, str]:
+        return self.store.gauge_weights()
 
     def timer_totals(self) -> dict[str, tuple[int, float]]:
         return {name: (t.count, t.total_ms) for name, t in self.store.timers().items()}
@@ -81,7 +88,8 @@ class WorkerSnapshot:
 
 class MergedStats:
     """This process's statistics plus the latest snapshot of every other worker: counters,
-    gauges and timer totals are summed over the workers, timer samples concatenated."""
+    gauges and timer totals are summed over the workers (an averaged gauge is the mean weighted
+    by the gauge it is averaged over), timer samples concatenated."""
 
     def __init__(self, local: StatsSource) -> None:
         self.local = local
@@ -104,7 +112,17 @@ class MergedStats:
         return self._summed(self.local.counters(), "counters")
 
     def gauges(self) -> dict[str, int]:
-        return self._summed(self.local.gauges(), "gauges")
+        own = self.local.gauges()
+        total = self._summed(own, "gauges")
+        parts = [own, *(snapshot.gauges for snapshot in self._latest.values())]
+        for name, weight in self.local.gauge_weights().items():
+            count = sum(part.get(weight, 0) for part in parts)
+            weighted = sum(part.get(name, 0) * part.get(weight, 0) for part in parts)
+            total[name] = weighted // count if count else 0
+        return total
+
+    def gauge_weights(self) -> dict[str, str]:
+        return self.local.gauge_weights()
 
     def timer_totals(self) -> dict[str, tuple[int, float]]:
         totals = dict(self.local.timer_totals())

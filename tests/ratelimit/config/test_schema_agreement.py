@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not installed
 import pytest
 import yaml
 

@@ -7,7 +7,7 @@ import multiprocessing
 
 from handlers.ratelimit.debug_server import stats_lines
 from handlers.ratelimit.sinks.relay import SnapshotReceiver, StatsQueue, send_snapshots
-from handlers.ratelimit.sinks.sources import LocalStats, MergedStats
+from handlers.ratelimit.sinks.sources import LocalStats, MergedStats, WorkerSnapshot
 from handlers.ratelimit.stats import StatsStore
 
 
@@ -41,3 +41,15 @@ async def test_worker_snapshots_are_summed_in_worker_zero() -> None:
         await receiver.stop()
         channel.close()
         channel.join_thread()
+
+
+def test_an_averaged_gauge_is_the_weighted_mean_over_the_workers() -> None:
+    own, other, idle = StatsStore(), StatsStore(), StatsStore()
+    for store, entries, average in ((own, 1, 1000), (other, 3, 2000), (idle, 0, 0)):
+        store.gauge("entries").set(entries)
+        store.gauge("accessed", averaged_over="entries").set(average)
+    merged = MergedStats(LocalStats(own))
+    merged.receive(WorkerSnapshot.take(1, LocalStats(other)))
+    merged.receive(WorkerSnapshot.take(2, LocalStats(idle)))
+    assert merged.gauges() == {"entries": 4, "accessed": (1000 + 3 * 2000) // 4}
+    assert merged.gauge_weights() == {"accessed": "entries"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from codegen.views import operation_views
 __all__ = ["render_api"]
 
 TEMPLATES = Path(__file__).with_name("templates")
+EXTENSIONS = Path(__file__).with_name("extensions")
 RENDERERS = {
     "fastapi-422": "fastapi_renderer",
     "envelope": "envelope_renderer",
@@ -57,6 +59,19 @@ def _default_base_url(api: Api) -> str:
         if url.startswith("http"):
             return url
     return str(api.document.get("x-codegen", {}).get("default-base-url", "http://127.0.0.1:8000"))
+
+
+def _client_extensions(api: Api) -> tuple[str | None, set[str]]:
+    """The hand-written client extension module named by ``x-codegen.client-extensions`` (a
+    module of ``codegen/extensions/``): its source, and the classes it defines. A namespace
+    class ``_WorkflowsExecutions`` gains the mixin ``WorkflowsExecutionsExtension`` (and the
+    async one ``AsyncWorkflowsExecutionsExtension``) when the module defines it."""
+    name = api.document.get("x-codegen", {}).get("client-extensions")
+    if not name:
+        return None, set()
+    source = (EXTENSIONS / f"{name}.py").read_text(encoding="utf-8")
+    classes = {node.name for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+    return source, classes
 
 
 def render_api(api: Api, target: Path) -> list[Path]:
@@ -106,6 +121,8 @@ def render_api(api: Api, target: Path) -> list[Path]:
         operations=api.operations,
         model_map=names,
     )
+    extension_source, extension_classes = _client_extensions(api)
+    context.update(extensions=extension_classes)
     environment = _environment()
     files = {
         "__init__.py": f'"""Generated from specs/{api.path.name} by `make generate`; '
@@ -117,6 +134,11 @@ def render_api(api: Api, target: Path) -> list[Path]:
         "openapi.json": json.dumps(api.document, indent=1, sort_keys=False, ensure_ascii=False)
         + "\n",
     }
+    if extension_source is not None:
+        files["client_extensions.py"] = (
+            "# Copied from codegen/extensions/ by `make generate`; do not edit here.\n"
+            + extension_source
+        )
     written = []
     for name, content in files.items():
         path = target / name

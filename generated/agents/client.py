@@ -26,6 +26,10 @@ import httpx
 from pydantic import BaseModel
 
 from generated.agents import models  # noqa: F401
+from generated.agents.client_extensions import (
+    AsyncWorkflowsExecutionsExtension,
+    WorkflowsExecutionsExtension,
+)
 
 __all__ = [
     "AsyncServiceClient",
@@ -599,6 +603,14 @@ def _build_list_workflows(
     return request
 
 
+def _build_create_workflow(body: models.CreateWorkflowBody | Mapping[str, Any]) -> _Request:
+    request = _Request("POST", "/api/v1/workflows")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
 def _build_get_workflow(id: str) -> _Request:
     request = _Request("GET", f"/api/v1/workflows/{_segment(id)}")
     return request
@@ -635,6 +647,16 @@ def _build_list_workflow_versions(
         request.params["limit"] = _text(limit)
     if offset is not None:
         request.params["offset"] = _text(offset)
+    return request
+
+
+def _build_release_workflow_version(
+    id: str, body: models.ReleaseWorkflowVersionBody | Mapping[str, Any]
+) -> _Request:
+    request = _Request("POST", f"/api/v1/workflows/{_segment(id)}/versions")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
     return request
 
 
@@ -728,6 +750,10 @@ def _parse_list_workflows(response: httpx.Response) -> Any:
     return models.ListWorkflowsResponse.model_validate(response.json())
 
 
+def _parse_create_workflow(response: httpx.Response) -> Any:
+    return models.WorkflowSummary.model_validate(response.json())
+
+
 def _parse_get_workflow(response: httpx.Response) -> Any:
     return models.WorkflowSummary.model_validate(response.json())
 
@@ -738,6 +764,10 @@ def _parse_run_workflow(response: httpx.Response) -> Any:
 
 def _parse_list_workflow_versions(response: httpx.Response) -> Any:
     return models.ListVersionsResponse.model_validate(response.json())
+
+
+def _parse_release_workflow_version(response: httpx.Response) -> Any:
+    return models.WorkflowVersion.model_validate(response.json())
 
 
 def _parse_list_workflow_executions(response: httpx.Response) -> Any:
@@ -1077,7 +1107,7 @@ class _Agents:
         return _parse_upload_agent_files(self._client._send(request))  # type: ignore[no-any-return]
 
 
-class _WorkflowsExecutions:
+class _WorkflowsExecutions(WorkflowsExecutionsExtension):
     """``workflowsexecutions`` operations."""
 
     def __init__(self, client: ServiceClient) -> None:
@@ -1160,6 +1190,14 @@ class _Workflows:
         )
         return _parse_list_workflows(self._client._send(request))  # type: ignore[no-any-return]
 
+    def create(
+        self,
+        body: models.CreateWorkflowBody | Mapping[str, Any],
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows: Create a workflow"""
+        request = _build_create_workflow(body)
+        return _parse_create_workflow(self._client._send(request))  # type: ignore[no-any-return]
+
     def get(
         self,
         id: str,
@@ -1194,6 +1232,15 @@ class _Workflows:
         request = _build_list_workflow_versions(id, limit=limit, offset=offset)
         return _parse_list_workflow_versions(self._client._send(request))  # type: ignore[no-any-return]
 
+    def release(
+        self,
+        id: str,
+        body: models.ReleaseWorkflowVersionBody | Mapping[str, Any],
+    ) -> models.WorkflowVersion:
+        """POST /api/v1/workflows/{id}/versions: Release a new version of a workflow"""
+        request = _build_release_workflow_version(id, body)
+        return _parse_release_workflow_version(self._client._send(request))  # type: ignore[no-any-return]
+
 
 class ServiceClient:
     """Client of Agents and Workflows API.
@@ -1206,11 +1253,11 @@ class ServiceClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -1581,7 +1628,7 @@ class Async_Agents:
         return _parse_upload_agent_files(await self._client._send(request))  # type: ignore[no-any-return]
 
 
-class Async_WorkflowsExecutions:
+class Async_WorkflowsExecutions(AsyncWorkflowsExecutionsExtension):
     """``workflowsexecutions`` operations."""
 
     def __init__(self, client: AsyncServiceClient) -> None:
@@ -1664,6 +1711,14 @@ class Async_Workflows:
         )
         return _parse_list_workflows(await self._client._send(request))  # type: ignore[no-any-return]
 
+    async def create(
+        self,
+        body: models.CreateWorkflowBody | Mapping[str, Any],
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows: Create a workflow"""
+        request = _build_create_workflow(body)
+        return _parse_create_workflow(await self._client._send(request))  # type: ignore[no-any-return]
+
     async def get(
         self,
         id: str,
@@ -1698,6 +1753,15 @@ class Async_Workflows:
         request = _build_list_workflow_versions(id, limit=limit, offset=offset)
         return _parse_list_workflow_versions(await self._client._send(request))  # type: ignore[no-any-return]
 
+    async def release(
+        self,
+        id: str,
+        body: models.ReleaseWorkflowVersionBody | Mapping[str, Any],
+    ) -> models.WorkflowVersion:
+        """POST /api/v1/workflows/{id}/versions: Release a new version of a workflow"""
+        request = _build_release_workflow_version(id, body)
+        return _parse_release_workflow_version(await self._client._send(request))  # type: ignore[no-any-return]
+
 
 class AsyncServiceClient:
     """Asynchronous client of Agents and Workflows API.
@@ -1710,11 +1774,11 @@ class AsyncServiceClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:

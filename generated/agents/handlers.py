@@ -274,6 +274,14 @@ class AgentsHandlers(Protocol):
         """GET /api/v1/workflows: List workflows"""
         ...
 
+    async def create_workflow(
+        self,
+        *,
+        body: models.CreateWorkflowBody,
+    ) -> models.WorkflowSummary | Response:
+        """POST /api/v1/workflows: Create a workflow"""
+        ...
+
     async def get_workflow(
         self,
         *,
@@ -302,6 +310,15 @@ class AgentsHandlers(Protocol):
         offset: int = 0,
     ) -> models.ListVersionsResponse | Response:
         """GET /api/v1/workflows/{id}/versions: List a workflow's released versions"""
+        ...
+
+    async def release_workflow_version(
+        self,
+        *,
+        id: str,
+        body: models.ReleaseWorkflowVersionBody,
+    ) -> models.WorkflowVersion | Response:
+        """POST /api/v1/workflows/{id}/versions: Release a new version of a workflow"""
         ...
 
     async def list_workflow_executions(

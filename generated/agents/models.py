@@ -186,9 +186,11 @@ class EntrypointItem(RootModel[str]):
 class AgentConfig(BaseModel):
     """
     The agent's manifest. An execution runs `entrypoint` (an argument vector, no shell) in a
-    copy of the agent's workspace, with the execution's input as JSON on stdin and its input
-    files in `input/`; the agent writes its JSON result to stdout and output files to
-    `output/`, optionally `issues.md` and `trace.jsonl`. An execution that runs longer than
+    copy of the agent's workspace (`$AGENT_WORKSPACE_DIR`, the working directory), with the
+    execution's input as JSON in `$AGENT_INPUT_DIR/input.json` and its input files in
+    `$AGENT_INPUT_DIR/files/`; the agent writes its JSON result to
+    `$AGENT_OUTPUT_DIR/output.json` and output files to `$AGENT_OUTPUT_DIR`, optionally
+    `issues.md` and `trace.jsonl`. An execution that runs longer than
     `timeoutSeconds` is stopped and `failed`. When `inputSchema` is set, an input that does
     not match it is refused with 400; when `outputSchema` is set, the result is checked
     against it and the execution's `schemaValid` records the outcome. In requests, `null` or
@@ -541,7 +543,11 @@ class AgentFileBody(BaseModel):
     content: Annotated[str | None | MISSING, Field(max_length=5242880)] = MISSING
     content_base64: Annotated[
         str | None | MISSING,
-        Field(alias="contentBase64", max_length=7000000, pattern="^[A-Za-z0-9+/]*={0,2}$"),
+        Field(
+            alias="contentBase64",
+            max_length=7000000,
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+        ),
     ] = MISSING
     content_type: Annotated[
         str | None | MISSING,
@@ -551,6 +557,19 @@ class AgentFileBody(BaseModel):
             max_length=255,
         ),
     ] = MISSING
+
+
+class BothContents(BaseModel):
+    """
+    A file body giving both `content` and `contentBase64` (not null), which is refused.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    content: str
+    content_base64: Annotated[str, Field(alias="contentBase64")]
 
 
 class AgentFileUpload(BaseModel):
@@ -572,7 +591,11 @@ class AgentFileUpload(BaseModel):
     content: Annotated[str | None | MISSING, Field(max_length=5242880)] = MISSING
     content_base64: Annotated[
         str | None | MISSING,
-        Field(alias="contentBase64", max_length=7000000, pattern="^[A-Za-z0-9+/]*={0,2}$"),
+        Field(
+            alias="contentBase64",
+            max_length=7000000,
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+        ),
     ] = MISSING
     content_type: Annotated[str | None | MISSING, Field(alias="contentType", max_length=255)] = (
         MISSING
@@ -580,6 +603,13 @@ class AgentFileUpload(BaseModel):
 
 
 class AgentFilesBody(BaseModel):
+    """
+    Files written in one transaction. Their paths must be distinct and none may be another's
+    folder (`a` and `a/b`), or the request is a 400 naming the path; a path that collides
+    with a stored file that way is a 409.
+
+    """
+
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -1090,6 +1120,64 @@ class ListVersionsResponse(BaseModel):
     offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
 
 
+class CreateWorkflowBody(BaseModel):
+    """
+    A new workflow and its first released version. `yamlContent` is the definition (format:
+    handlers/agents/workflows/README.md); its `name` becomes the workflow's slug.
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    yaml_content: Annotated[
+        str,
+        Field(
+            alias="yamlContent",
+            description="The workflow definition (YAML).",
+            max_length=1048576,
+            min_length=1,
+        ),
+    ]
+    version: Annotated[
+        str | None | MISSING,
+        Field(
+            description="Release tag of the version (default its number, `1` for the first).",
+            pattern="^[A-Za-z0-9._-]{1,64}$",
+        ),
+    ] = MISSING
+
+
+class ReleaseWorkflowVersionBody(BaseModel):
+    """
+    A new released version (immutable). The YAML's `name` must be the workflow's slug; the
+    new version becomes the current one (`latest`).
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    yaml_content: Annotated[
+        str,
+        Field(
+            alias="yamlContent",
+            description="The workflow definition (YAML).",
+            max_length=1048576,
+            min_length=1,
+        ),
+    ]
+    version: Annotated[
+        str | None | MISSING,
+        Field(
+            description="Release tag (default the version's number); unique per workflow.",
+            pattern="^[A-Za-z0-9._-]{1,64}$",
+        ),
+    ] = MISSING
+
+
 class WorkflowRunOverrides(BaseModel):
     """
     Replaces steps' outputs instead of running them (testing, replays).
@@ -1137,6 +1225,14 @@ class RunWorkflowBody(BaseModel):
     ] = MISSING
     overrides: WorkflowRunOverrides | None | MISSING = MISSING
     trigger: WorkflowTrigger | None | MISSING = MISSING
+    example_id: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="exampleId",
+            description="The dataset example this run is for (experiment executions); recorded as the\nexecution's `exampleId`, which the executions list filters by.\n",
+            pattern="^[A-Za-z0-9_-]{1,64}$",
+        ),
+    ] = MISSING
 
 
 class RunWorkflowMultipartBody(BaseModel):

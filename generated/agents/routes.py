@@ -63,7 +63,9 @@ _UPLOAD_AGENT_FILES_BODY = TypeAdapter(models.AgentFilesBody)
 _UPDATE_AGENT_EXECUTION_FEEDBACK_BODY = TypeAdapter(models.UpdateAgentExecutionFeedbackBody)
 _ADD_AGENT_EXECUTION_EXPECTED_FILE_BODY = TypeAdapter(models.CopyAgentExecutionOutputToExpectedBody)
 _RENAME_AGENT_EXECUTION_EXPECTED_FILE_BODY = TypeAdapter(models.RenameExpectedFileBody)
+_CREATE_WORKFLOW_BODY = TypeAdapter(models.CreateWorkflowBody)
 _RUN_WORKFLOW_BODY = TypeAdapter(models.RunWorkflowBody)
+_RELEASE_WORKFLOW_VERSION_BODY = TypeAdapter(models.ReleaseWorkflowVersionBody)
 
 _RUN_AGENT_FORM = (FormField("files", "files", False),)
 _ADD_AGENT_EXECUTION_EXPECTED_FILE_FORM = (
@@ -652,6 +654,23 @@ class AgentsRoutes:
         )
         return success(result, 200, None)
 
+    @Post(
+        "/api/v1/workflows",
+        status=201,
+        operation_id="create_workflow",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def create_workflow(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /api/v1/workflows"""
+        body = validate_body(_CREATE_WORKFLOW_BODY, payload)
+        result = await self._handlers.create_workflow(body=cast("models.CreateWorkflowBody", body))
+        return success(result, 201, None)
+
     @Get(
         "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}",
         status=200,
@@ -720,6 +739,26 @@ class AgentsRoutes:
         result = await self._handlers.list_workflow_versions(id=id, limit=limit, offset=offset)
         return success(result, 200, None)
 
+    @Post(
+        "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}/versions",
+        status=201,
+        operation_id="release_workflow_version",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def release_workflow_version(
+        self,
+        request: Request,
+        id: Annotated[str, Param("id"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /api/v1/workflows/{id}/versions"""
+        body = validate_body(_RELEASE_WORKFLOW_VERSION_BODY, payload)
+        result = await self._handlers.release_workflow_version(
+            id=id, body=cast("models.ReleaseWorkflowVersionBody", body)
+        )
+        return success(result, 201, None)
+
     @Get(
         "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}/executions",
         status=200,
@@ -750,9 +789,23 @@ class AgentsRoutes:
             SeparatedBy(","),
         ] = None,
         from_date: Annotated[
-            str | None, Param("fromDate"), Field(min_length=1, max_length=64)
+            str | None,
+            Param("fromDate"),
+            Field(
+                min_length=1,
+                max_length=64,
+                pattern="^(now\\(\\)([-+][0-9]{1,5}[smhdw])?|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?)?([Zz]|[+-]([01][0-9]|2[0-3]):?[0-5][0-9])?)$",
+            ),
         ] = None,
-        to_date: Annotated[str | None, Param("toDate"), Field(min_length=1, max_length=64)] = None,
+        to_date: Annotated[
+            str | None,
+            Param("toDate"),
+            Field(
+                min_length=1,
+                max_length=64,
+                pattern="^(now\\(\\)([-+][0-9]{1,5}[smhdw])?|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?)?([Zz]|[+-]([01][0-9]|2[0-3]):?[0-5][0-9])?)$",
+            ),
+        ] = None,
         example_id: Annotated[
             str | None, Param("exampleId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")
         ] = None,

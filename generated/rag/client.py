@@ -304,11 +304,11 @@ class RagClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -431,11 +431,11 @@ class AsyncRagClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:

@@ -258,11 +258,11 @@ class RatelimitClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -358,11 +358,11 @@ class AsyncRatelimitClient:
 
     def __init__(
         self,
-        *,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         verify_ssl: bool = True,
+        *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:

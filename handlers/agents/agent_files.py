@@ -24,7 +24,7 @@ from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.keys import Principal
 from handlers.agents.manifest import MANIFEST_PATH, parse_manifest
-from handlers.agents.paths import collision, invalid, join_prefix, safe_path
+from handlers.agents.paths import collision, conflicting, invalid, join_prefix, safe_path
 from handlers.agents.schema import AgentFile, utc_now
 from webrest import BadRequest, ErrorDetail, HttpError, Response
 
@@ -87,22 +87,24 @@ def _prepare(
 
 
 def _check_collisions(session: Session, agent_id: str, writes: list[_Write]) -> None:
-    """400 when a path would be both a file and a folder (against the workspace or the batch)."""
+    """A path that would be both a file and a folder: 400 within the request, 409 against the
+    workspace."""
     paths = [write.path for write in writes]
     for write in writes:
         clash = collision(write.path, paths)
-        if clash is None:
-            segments = write.path.split("/")
-            folders = ["/".join(segments[:n]) for n in range(1, len(segments))]
-            clash = session.scalar(
-                select(AgentFile.path).where(
-                    AgentFile.agent_id == agent_id,
-                    AgentFile.path.in_(folders)
-                    | AgentFile.path.startswith(write.path + "/", autoescape=True),
-                )
-            )
         if clash is not None:
             raise invalid(write.field, write.path, f"it collides with the file {clash!r}")
+        segments = write.path.split("/")
+        folders = ["/".join(segments[:n]) for n in range(1, len(segments))]
+        stored = session.scalar(
+            select(AgentFile.path).where(
+                AgentFile.agent_id == agent_id,
+                AgentFile.path.in_(folders)
+                | AgentFile.path.startswith(write.path + "/", autoescape=True),
+            )
+        )
+        if stored is not None:
+            raise conflicting(write.field, write.path, stored, "file")
 
 
 class AgentFiles:

@@ -31,9 +31,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from handlers.agents.database import Database
-from handlers.agents.execution_lease import EVENTS_CHANNEL, TERMINAL
+from handlers.agents.execution_lease import EVENTS_CHANNEL, TERMINAL, execution_table
 from handlers.agents.procrastinate_queue import ProcrastinateQueue, conninfo
-from handlers.agents.schema import Execution
 
 __all__ = [
     "DISPATCH_ERRORS",
@@ -78,11 +77,12 @@ class QueueDispatcher:
 
 
 def _mark_pending(session: Session, execution_ids: Sequence[str]) -> None:
-    session.execute(
-        update(Execution)
-        .where(Execution.id.in_(execution_ids), Execution.status == "created")
-        .values(status="pending")
-    )
+    for table in {execution_table(execution_id) for execution_id in execution_ids}:
+        session.execute(
+            update(table)
+            .where(table.id.in_(execution_ids), table.status == "created")
+            .values(status="pending")
+        )
 
 
 class JobDispatcher:
@@ -150,7 +150,8 @@ class PostgresListener:
 
 
 def _status(session: Session, execution_id: str) -> str | None:
-    return session.scalar(select(Execution.status).where(Execution.id == execution_id))
+    table = execution_table(execution_id)
+    return session.scalar(select(table.status).where(table.id == execution_id))
 
 
 async def wait_until_ended(

@@ -31,7 +31,7 @@ from handlers.agents.dispatch import (
     QueueDispatcher,
     wait_until_ended,
 )
-from handlers.agents.execution_job import ExecutionJob
+from handlers.agents.jobs import ExecutionJobs
 from handlers.agents.procrastinate_queue import ProcrastinateQueue, ensure_schema
 from handlers.agents.settings import Settings
 from handlers.agents.worker import QueuePool, StaleReaper, run_leased, worker_name
@@ -49,7 +49,9 @@ class ExecutionEngine:
         self.database = database
         self.notices = CompletionNotices()
         self.name = worker_name()
-        self.job = ExecutionJob(database, blobs, settings, on_end=self.notices.notify)
+        self.job = ExecutionJobs(
+            database, blobs, settings, on_end=self.notices.notify, worker_id=self.name
+        )
         self._pool: QueuePool | None = None
         self._queue: ProcrastinateQueue | None = None
         self.dispatcher: Dispatcher

@@ -60,7 +60,7 @@ from handlers.agents.snapshots import (
     read_workspace_manifest,
 )
 
-__all__ = ["MAX_ERROR_CHARS", "ExecutionJob"]
+__all__ = ["MAX_ERROR_CHARS", "ExecutionJob", "LeaseState", "keep_lease"]
 
 log = logging.getLogger("agents.worker")
 
@@ -86,8 +86,32 @@ class _StoredFile:
     content_type: str
 
 
-class _LeaseState:
+class LeaseState:
+    """Whether the worker lost its lease while running (its results are then discarded)."""
+
     lost = False
+
+
+async def keep_lease(
+    database: Database,
+    heartbeat_seconds: float,
+    lease: Lease,
+    cancel: CancelSignal,
+    state: LeaseState,
+) -> None:
+    """Renew ``lease`` every ``heartbeat_seconds`` until cancelled; once it is lost, set
+    ``state.lost`` and request ``cancel``."""
+    while True:
+        await asyncio.sleep(heartbeat_seconds)
+        try:
+            held = await database.write(partial(renew, lease=lease))
+        except SQLAlchemyError as error:
+            log.warning("execution %s: heartbeat failed: %s", lease.execution_id, error)
+            continue
+        if not held:
+            state.lost = True
+            cancel.request()
+            return
 
 
 def _read_snapshot(session: Session, execution_id: str) -> _Snapshot:
@@ -147,7 +171,7 @@ class ExecutionJob:
             partial(self._cancel_requested, execution_id),
             poll_interval=self.settings.cancel_poll_seconds,
         )
-        state = _LeaseState()
+        state = LeaseState()
         self._cancels[execution_id] = cancel
         keeper = asyncio.create_task(self._keep(lease, cancel, state))
         try:
@@ -171,18 +195,8 @@ class ExecutionJob:
     async def _cancel_requested(self, execution_id: str) -> bool:
         return await self.database.read(partial(cancel_is_requested, execution_id=execution_id))
 
-    async def _keep(self, lease: Lease, cancel: CancelSignal, state: _LeaseState) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_seconds)
-            try:
-                held = await self.database.write(partial(renew, lease=lease))
-            except SQLAlchemyError as error:
-                log.warning("execution %s: heartbeat failed: %s", lease.execution_id, error)
-                continue
-            if not held:
-                state.lost = True
-                cancel.request()
-                return
+    async def _keep(self, lease: Lease, cancel: CancelSignal, state: LeaseState) -> None:
+        await keep_lease(self.database, self.settings.heartbeat_seconds, lease, cancel, state)
 
     async def _give_back(self, lease: Lease) -> None:
         try:

@@ -10,10 +10,15 @@ A lease not renewed for ``stale_after`` seconds means the worker is gone (killed
 left, and otherwise ends it ``failed`` with the reason ``worker lost`` (``cancelled`` when a
 cancellation had been requested). Every function takes the session of the caller's
 transaction.
+
+Agent executions (``executions``) and workflow executions (``workflow_executions``, ids
+``wfx_…``) share this life: :func:`execution_table` tells them apart by id, the queue and the
+reaper look at both tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -21,7 +26,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Update, select, text, update
 from sqlalchemy.orm import Session
 
-from handlers.agents.schema import Execution, utc_now
+from handlers.agents.schema import Execution, WorkflowExecution, utc_now
 
 __all__ = [
     "ACTIVE",
@@ -35,6 +40,7 @@ __all__ = [
     "cancel_is_requested",
     "claim",
     "claim_next",
+    "execution_table",
     "finish",
     "mark_finalizing",
     "release",
@@ -45,6 +51,8 @@ __all__ = [
 QUEUED = ("created", "pending")
 ACTIVE = ("running", "waiting", "finalizing")
 TERMINAL = ("completed", "failed", "cancelled", "rejected")
+
+WORKFLOW_EXECUTION_PREFIX = "wfx_"
 
 EVENTS_CHANNEL = "agents_executions"
 """PostgreSQL NOTIFY channel: the payload is the id of an execution that reached a terminal
@@ -72,17 +80,28 @@ class Reaped:
     ended: list[str] = field(default_factory=list)
 
 
+ExecutionTable = type[Execution] | type[WorkflowExecution]
+
+
+def execution_table(execution_id: str) -> ExecutionTable:
+    """The table of ``execution_id``: workflow executions' ids start with ``wfx_``."""
+    if execution_id.startswith(WORKFLOW_EXECUTION_PREFIX):
+        return WorkflowExecution
+    return Execution
+
+
 def _count(session: Session, statement: Update) -> int:
     result = cast("CursorResult[Any]", session.execute(statement))
     return result.rowcount
 
 
 def _held(lease: Lease) -> Update:
-    return update(Execution).where(
-        Execution.id == lease.execution_id,
-        Execution.worker_id == lease.worker_id,
-        Execution.attempt == lease.attempt,
-        Execution.status.in_(ACTIVE),
+    table = execution_table(lease.execution_id)
+    return update(table).where(
+        table.id == lease.execution_id,
+        table.worker_id == lease.worker_id,
+        table.attempt == lease.attempt,
+        table.status.in_(ACTIVE),
     )
 
 
@@ -97,34 +116,40 @@ def announce(session: Session, execution_id: str) -> None:
 def claim(session: Session, execution_id: str, worker_id: str) -> Lease | None:
     """Start ``execution_id`` for ``worker_id`` if it is still queued; ``None`` otherwise."""
     now = utc_now()
+    table = execution_table(execution_id)
     claimed = _count(
         session,
-        update(Execution)
-        .where(Execution.id == execution_id, Execution.status.in_(QUEUED))
+        update(table)
+        .where(table.id == execution_id, table.status.in_(QUEUED))
         .values(
             status="running",
             worker_id=worker_id,
             heartbeat_at=now,
             started_at=now,
-            attempt=Execution.attempt + 1,
+            attempt=table.attempt + 1,
         ),
     )
     if not claimed:
         return None
-    attempt = session.scalar(select(Execution.attempt).where(Execution.id == execution_id))
+    attempt = session.scalar(select(table.attempt).where(table.id == execution_id))
     return Lease(execution_id, worker_id, int(attempt or 1))
 
 
 def claim_next(session: Session, worker_id: str) -> Lease | None:
-    """Claim the oldest queued execution, if any (skipping rows other workers are claiming)."""
-    execution_id = session.scalar(
-        select(Execution.id)
-        .where(Execution.status.in_(QUEUED))
-        .order_by(Execution.created_at, Execution.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-    )
-    return None if execution_id is None else claim(session, execution_id, worker_id)
+    """Claim the oldest queued execution, agent or workflow, if any (skipping rows other
+    workers are claiming)."""
+    oldest: list[tuple[datetime, str]] = []
+    for table in (Execution, WorkflowExecution):
+        row = session.execute(
+            select(table.created_at, table.id)
+            .where(table.status.in_(QUEUED))
+            .order_by(table.created_at, table.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+        ).first()
+        if row is not None:
+            oldest.append((row[0], row[1]))
+    return None if not oldest else claim(session, min(oldest)[1], worker_id)
 
 
 def renew(session: Session, lease: Lease) -> bool:
@@ -134,9 +159,8 @@ def renew(session: Session, lease: Lease) -> bool:
 
 def cancel_is_requested(session: Session, execution_id: str) -> bool:
     """Whether someone asked for the execution to stop (or it no longer exists)."""
-    row = session.execute(
-        select(Execution.cancel_requested_at).where(Execution.id == execution_id)
-    ).first()
+    table = execution_table(execution_id)
+    row = session.execute(select(table.cancel_requested_at).where(table.id == execution_id)).first()
     return row is None or row[0] is not None
 
 
@@ -167,13 +191,17 @@ def reap_stale(
     """Retry or end the active executions whose lease was not renewed for ``stale_after`` s."""
     now = now or utc_now()
     cutoff = now - timedelta(seconds=stale_after)
-    rows = session.scalars(
-        select(Execution)
-        .where(Execution.status.in_(ACTIVE), Execution.heartbeat_at < cutoff)
-        .order_by(Execution.heartbeat_at)
-        .limit(100)
-        .with_for_update(skip_locked=True)
-    ).all()
+    rows: list[Execution | WorkflowExecution] = []
+    tables: tuple[ExecutionTable, ...] = (Execution, WorkflowExecution)
+    for table in tables:
+        stale = (
+            select(table)
+            .where(table.status.in_(ACTIVE), table.heartbeat_at < cutoff)
+            .order_by(table.heartbeat_at)
+            .limit(100)
+            .with_for_update(skip_locked=True)
+        )
+        rows.extend(cast("Sequence[Execution | WorkflowExecution]", session.scalars(stale).all()))
     reaped = Reaped()
     for execution in rows:
         lost = f"worker lost: {execution.worker_id} sent no heartbeat for {stale_after:g} s"
@@ -194,6 +222,29 @@ def reap_stale(
         execution.heartbeat_at = None
         if execution.started_at is not None:
             execution.duration_ms = max(0, int((now - execution.started_at).total_seconds() * 1000))
+        if isinstance(execution, WorkflowExecution):
+            _end_children(session, execution.id, execution.status, execution.error, now)
         announce(session, execution.id)
         reaped.ended.append(execution.id)
     return reaped
+
+
+def _end_children(
+    session: Session, parent_id: str, status: str, error: str | None, now: datetime
+) -> None:
+    """End the unfinished block runs (child executions, run inline by the parent's worker,
+    without a lease of their own) of a workflow execution that ended without its worker."""
+    children = session.scalars(
+        select(WorkflowExecution.id).where(
+            WorkflowExecution.parent_execution_id == parent_id,
+            WorkflowExecution.status.in_(ACTIVE),
+        )
+    ).all()
+    for child_id in children:
+        _end_children(session, child_id, status, error, now)
+    if children:
+        session.execute(
+            update(WorkflowExecution)
+            .where(WorkflowExecution.id.in_(children))
+            .values(status=status, error=error, completed_at=now)
+        )

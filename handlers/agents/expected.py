@@ -33,7 +33,7 @@ from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.feedback import EXPECTED, expected_file_entries, find_execution
 from handlers.agents.keys import Principal
-from handlers.agents.paths import collision, invalid, safe_path
+from handlers.agents.paths import collision, conflicting, invalid, safe_path
 from handlers.agents.schema import ExecutionFile, utc_now
 from webrest import BadRequest, ErrorDetail, HttpError, Response
 
@@ -88,11 +88,12 @@ def _expected_names(session: Session, execution_id: str) -> list[str]:
 
 
 def _check_room(session: Session, execution_id: str, name: str, field: Field) -> None:
-    """400 when ``name`` would collide with a folder, or would be one file too many."""
+    """409 when ``name`` would collide with a stored folder, 400 when it would be one file too
+    many."""
     names = _expected_names(session, execution_id)
     clash = collision(name, names)
     if clash is not None:
-        raise invalid(field, name, f"it collides with the expected file {clash!r}")
+        raise conflicting(field, name, clash, "expected file")
     if name not in names and len(names) >= MAX_EXPECTED_FILES:
         message = f"An execution holds at most {MAX_EXPECTED_FILES} expected files"
         raise BadRequest(message, [ErrorDetail(field, message, "value_error", name)])
@@ -269,9 +270,7 @@ class ExpectedFiles:
             others = [other for other in _expected_names(session, execution.id) if other != old]
             clash = collision(new, others)
             if clash is not None:
-                raise invalid(
-                    ("body", "name"), new, f"it collides with the expected file {clash!r}"
-                )
+                raise conflicting(("body", "name"), new, clash, "expected file")
             session.execute(
                 update(ExecutionFile)
                 .where(

@@ -1,13 +1,11 @@
 """The service's implementation of the generated ``AgentsHandlers`` Protocol.
 
 Agents, their workspace files, and executions' feedback and expected results
-(:mod:`handlers.agents.feedback`, :mod:`handlers.agents.expected`) work for real. Runs,
-executions (:mod:`handlers.agents.runs`, :mod:`handlers.agents.executions`,
-:mod:`handlers.agents.execution_list`) work for real. Workflows are not built yet; until they
-are, those operations answer truthfully with statuses their operations document:
-
-* ``get_workflow_execution`` / ``cancel_workflow_execution``: 404;
-* ``list_workflows``: an empty page; anything naming a workflow: 404 (none exists yet).
+(:mod:`handlers.agents.feedback`, :mod:`handlers.agents.expected`); runs and executions
+(:mod:`handlers.agents.runs`, :mod:`handlers.agents.executions`,
+:mod:`handlers.agents.execution_list`); workflows, their versions, runs and executions
+(:mod:`handlers.agents.workflows.catalog`, :mod:`handlers.agents.workflows.launch`,
+:mod:`handlers.agents.workflows.execution_queries`).
 """
 
 from __future__ import annotations
@@ -29,7 +27,10 @@ from handlers.agents.executions import ExecutionQueries
 from handlers.agents.expected import ExpectedFiles
 from handlers.agents.feedback import FeedbackStore
 from handlers.agents.runs import AgentRuns
-from webrest import HttpError, Response
+from handlers.agents.workflows.catalog import WorkflowCatalog
+from handlers.agents.workflows.execution_queries import WorkflowExecutionQueries
+from handlers.agents.workflows.launch import WorkflowRuns
+from webrest import Response
 
 __all__ = ["AgentsHttpHandlers"]
 
@@ -40,14 +41,6 @@ Status = Literal[
 Include = Literal["feedback", "expected", "files"]
 
 
-def _execution_not_found(execution_id: str) -> HttpError:
-    return HttpError(404, f"Execution '{execution_id}' not found")
-
-
-def _workflow_not_found(workflow: str) -> HttpError:
-    return HttpError(404, f"Workflow '{workflow}' not found")
-
-
 class AgentsHttpHandlers:
     """Every operation of the agents API, for the caller the auth filter identified."""
 
@@ -56,6 +49,9 @@ class AgentsHttpHandlers:
         self.files = files
         self.runs = AgentRuns(agents.database, agents.blobs, engine)
         self.executions = ExecutionQueries(agents.database, agents.blobs, engine)
+        self.workflows = WorkflowCatalog(agents.database)
+        self.workflow_runs = WorkflowRuns(agents.database, agents.blobs, engine)
+        self.workflow_executions = WorkflowExecutionQueries(agents.database, engine)
 
     # -- agents --------------------------------------------------------------------------------
 
@@ -261,7 +257,7 @@ class AgentsHttpHandlers:
     ) -> AsyncIterator[bytes] | bytes | Response:
         return await self.executions.download(current_principal(), execution_id, kind, filename)
 
-    # -- workflows (a later issue) -------------------------------------------------------------
+    # -- workflows -----------------------------------------------------------------------------
 
     async def list_workflows(
         self,
@@ -272,11 +268,15 @@ class AgentsHttpHandlers:
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListWorkflowsResponse | Response:
-        current_principal()
-        return models.ListWorkflowsResponse(data=[], total=0, limit=limit, offset=offset)
+        return await self.workflows.list(current_principal(), search, name, kind, limit, offset)
+
+    async def create_workflow(
+        self, *, body: models.CreateWorkflowBody
+    ) -> models.WorkflowSummary | Response:
+        return await self.workflows.create(current_principal(), body)
 
     async def get_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
-        raise _workflow_not_found(id)
+        return await self.workflows.get(current_principal(), id)
 
     async def run_workflow(
         self,
@@ -287,12 +287,20 @@ class AgentsHttpHandlers:
         wait_for_completion: int | None = None,
         body: models.RunWorkflowBody | None = None,
     ) -> models.RunWorkflowResponse | Response:
-        raise _workflow_not_found(id)
+        principal = current_principal()
+        return await self.workflow_runs.run(
+            principal, id, body, files, version, wait_for_completion
+        )
 
     async def list_workflow_versions(
         self, *, id: str, limit: int = 50, offset: int = 0
     ) -> models.ListVersionsResponse | Response:
-        raise _workflow_not_found(id)
+        return await self.workflows.versions(current_principal(), id, limit, offset)
+
+    async def release_workflow_version(
+        self, *, id: str, body: models.ReleaseWorkflowVersionBody
+    ) -> models.WorkflowVersion | Response:
+        return await self.workflows.release(current_principal(), id, body)
 
     async def list_workflow_executions(
         self,
@@ -305,17 +313,20 @@ class AgentsHttpHandlers:
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListWorkflowExecutionsResponse | Response:
-        raise _workflow_not_found(id)
+        return await self.workflow_executions.list(
+            current_principal(), id, status, from_date, to_date, example_id, limit, offset
+        )
 
     async def get_workflow_execution(
         self, *, execution_id: str, include_steps: bool = False
     ) -> models.GetWorkflowExecutionResponse | Response:
-        raise _execution_not_found(execution_id)
+        principal = current_principal()
+        return await self.workflow_executions.get(principal, execution_id, include_steps)
 
     async def cancel_workflow_execution(
         self, *, execution_id: str
     ) -> models.CancelWorkflowExecutionResponse | Response:
-        raise _execution_not_found(execution_id)
+        return await self.workflow_executions.cancel(current_principal(), execution_id)
 
 
 def _check(handlers: AgentsHttpHandlers) -> AgentsHandlers:

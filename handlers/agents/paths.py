@@ -7,7 +7,9 @@ workspace used as a folder (``a`` and ``a/b`` cannot both exist), since the work
 materialized as a directory tree when the agent runs.
 
 A violation raises ``BadRequest`` with one issue naming the parameter (``query.path``,
-``body.files.2.path``) and quoting the rejected path.
+``body.files.2.path``) and quoting the rejected path; so do two paths of one request that
+collide. A path colliding with a stored one is a conflict with the workspace (409,
+:func:`conflicting`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from handlers.agents.execution.paths import path_problem
-from webrest import BadRequest, ErrorDetail
+from webrest import BadRequest, ErrorDetail, HttpError
 
 __all__ = [
     "MAX_PATH_BYTES",
@@ -52,6 +54,12 @@ def join_prefix(prefix: str | None, path: str) -> str:
     folder = prefix[:-1] if prefix.endswith("/") else prefix
     safe_path(folder, ("query", "prefix"))
     return safe_path(f"{folder}/{path}", ("query", "path"))
+
+
+def conflicting(field: tuple[str | int, ...], path: str, stored: str, what: str) -> HttpError:
+    """The 409 for ``path`` (given in ``field``) colliding with the stored path ``stored``."""
+    message = f"Path {path!r} collides with the {what} {stored!r}"
+    return HttpError(409, message, [ErrorDetail(field, message, "conflict", path)])
 
 
 def collision(path: str, existing: Iterable[str]) -> str | None:

@@ -65,16 +65,20 @@ def ensure_schema(url: URL) -> None:
 
 
 def undispatched(session: Session, older_than: float, limit: int = 100) -> list[str]:
-    """Queued executions older than ``older_than`` seconds that have no waiting job."""
+    """Queued executions (agent and workflow executions) older than ``older_than`` seconds
+    that have no waiting job."""
     cutoff = utc_now() - timedelta(seconds=older_than)
-    statement = text(
-        "SELECT e.id FROM executions e WHERE e.status IN :queued AND e.created_at < :cutoff "
-        f"AND NOT EXISTS (SELECT 1 FROM {SCHEMA}.procrastinate_jobs j "
-        "WHERE j.queueing_lock = e.id AND j.status = 'todo') "
-        "ORDER BY e.created_at LIMIT :limit"
-    ).bindparams(bindparam("queued", expanding=True))
-    rows = session.execute(statement, {"queued": list(QUEUED), "cutoff": cutoff, "limit": limit})
-    return [row[0] for row in rows]
+    found: list[str] = []
+    for table in ("executions", "workflow_executions"):
+        statement = text(
+            f"SELECT e.id FROM {table} e WHERE e.status IN :queued AND e.created_at < :cutoff "
+            f"AND NOT EXISTS (SELECT 1 FROM {SCHEMA}.procrastinate_jobs j "
+            "WHERE j.queueing_lock = e.id AND j.status = 'todo') "
+            "ORDER BY e.created_at LIMIT :limit"
+        ).bindparams(bindparam("queued", expanding=True))
+        params = {"queued": list(QUEUED), "cutoff": cutoff, "limit": limit}
+        found.extend(row[0] for row in session.execute(statement, params))
+    return found
 
 
 class ProcrastinateQueue:

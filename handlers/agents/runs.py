@@ -28,7 +28,7 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
@@ -43,7 +43,6 @@ from handlers.agents.agent_store import find_agent
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.dispatch import DISPATCH_ERRORS
-from handlers.agents.engine import ExecutionEngine
 from handlers.agents.execution_lease import TERMINAL
 from handlers.agents.feedback import find_execution
 from handlers.agents.keys import Principal
@@ -52,7 +51,10 @@ from handlers.agents.schema import Agent, AgentFile, Execution, ExecutionFile, u
 from handlers.agents.snapshots import INPUT, WORKSPACE, WORKSPACE_NAME, workspace_manifest
 from webrest import BadRequest, ErrorDetail, HttpError
 
-__all__ = ["AgentRuns", "new_execution_id"]
+if TYPE_CHECKING:  # the engine runs workflows, whose agent steps create executions here
+    from handlers.agents.engine import ExecutionEngine
+
+__all__ = ["AgentRuns", "add_execution_file", "create_execution_row", "new_execution_id"]
 
 log = logging.getLogger("agents.runs")
 
@@ -214,7 +216,7 @@ class AgentRuns:
             execution.run_metadata = request.metadata
             execution.batch_id, execution.example_name = request.batch_id, request.example_name
             for file in inputs:
-                self._add_file(session, execution.id, INPUT, file.name, file.digest,
+                add_execution_file(session, execution.id, INPUT, file.name, file.digest,
                                len(file.data), file.content_type)  # fmt: skip
             return execution.id
 
@@ -270,7 +272,7 @@ class AgentRuns:
                 )
             ).all()
             for row in inputs:
-                self._add_file(session, execution.id, INPUT, row.name, row.blob_sha256,
+                add_execution_file(session, execution.id, INPUT, row.name, row.blob_sha256,
                                row.size_bytes, row.content_type)  # fmt: skip
             schema = (agent.config or {}).get("inputSchema")
             problems = input_problems(source.input, schema) if isinstance(schema, dict) else []
@@ -319,45 +321,61 @@ class AgentRuns:
         status: str,
     ) -> Execution:
         """A new execution row of ``agent`` with the snapshot of its manifest and workspace."""
-        rows = session.execute(
-            select(AgentFile.path, AgentFile.blob_sha256).where(AgentFile.agent_id == agent.id)
-        ).all()
-        manifest = workspace_manifest({path: digest for path, digest in rows})
-        digest = self.blobs.put(manifest)  # before the commit that refers to it
-        execution = Execution(
-            id=new_execution_id(),
-            agent_id=agent.id,
-            status=status,
-            input=input_json,
-            config_snapshot=agent.config,
-            created_at=utc_now(),
-            created_by_key=principal.key_id,
-            attempt=0,
+        return create_execution_row(
+            session, self.blobs, agent, input_json, status, principal.key_id
         )
-        session.add(execution)
-        session.flush()
-        self._add_file(session, execution.id, WORKSPACE, WORKSPACE_NAME, digest, len(manifest),
-                       "application/json")  # fmt: skip
-        return execution
 
-    @staticmethod
-    def _add_file(
-        session: Session,
-        execution_id: str,
-        kind: str,
-        name: str,
-        digest: str,
-        size: int,
-        content_type: str | None,
-    ) -> None:
-        session.add(
-            ExecutionFile(
-                execution_id=execution_id,
-                kind=kind,
-                name=name,
-                blob_sha256=digest,
-                size_bytes=size,
-                content_type=content_type,
-                created_at=utc_now(),
-            )
+
+def create_execution_row(
+    session: Session,
+    blobs: BlobStore,
+    agent: Agent,
+    input_json: dict[str, Any],
+    status: str,
+    created_by_key: str | None,
+) -> Execution:
+    """A new execution row of ``agent`` with the snapshot of its manifest and workspace (the
+    workspace document's blob is written first)."""
+    rows = session.execute(
+        select(AgentFile.path, AgentFile.blob_sha256).where(AgentFile.agent_id == agent.id)
+    ).all()
+    manifest = workspace_manifest({path: digest for path, digest in rows})
+    digest = blobs.put(manifest)  # before the commit that refers to it
+    execution = Execution(
+        id=new_execution_id(),
+        agent_id=agent.id,
+        status=status,
+        input=input_json,
+        config_snapshot=agent.config,
+        created_at=utc_now(),
+        created_by_key=created_by_key,
+        attempt=0,
+    )
+    session.add(execution)
+    session.flush()
+    add_execution_file(session, execution.id, WORKSPACE, WORKSPACE_NAME, digest, len(manifest),
+                       "application/json")  # fmt: skip
+    return execution
+
+
+def add_execution_file(
+    session: Session,
+    execution_id: str,
+    kind: str,
+    name: str,
+    digest: str,
+    size: int,
+    content_type: str | None,
+) -> None:
+    """Record one file (its content already a blob) of an execution."""
+    session.add(
+        ExecutionFile(
+            execution_id=execution_id,
+            kind=kind,
+            name=name,
+            blob_sha256=digest,
+            size_bytes=size,
+            content_type=content_type,
+            created_at=utc_now(),
         )
+    )

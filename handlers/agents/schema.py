@@ -13,8 +13,10 @@ migrations and the models agree). Times are stored in UTC.
   ``execution_feedback`` (feedback body, rating, triage status; the expected JSON is on the
   execution).
 * ``dataset_examples``: executions promoted to an agent's dataset.
-
-Workflows get their tables in a later migration.
+* ``workflows`` / ``workflow_versions``: workflows and their released, immutable versions
+  (YAML and the parsed definition); ``workflow_executions`` (status, inputs snapshot, result,
+  worker lease like agent executions) with ``workflow_step_records`` (one row per step: the
+  journal a resumed execution starts from).
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ __all__ = [
     "ExecutionFeedback",
     "ExecutionFile",
     "UtcDateTime",
+    "Workflow",
+    "WorkflowExecution",
+    "WorkflowStepRecord",
+    "WorkflowVersion",
     "utc_now",
 ]
 
@@ -254,3 +260,100 @@ class DatasetExample(Base):
         ForeignKey("executions.id", ondelete="SET NULL")
     )
     created_at: Mapped[datetime]
+
+
+class Workflow(Base):
+    """A workflow (or block); its versions are in ``workflow_versions``. ``name``,
+    ``description`` and ``kind`` follow the current (newest) version."""
+
+    __tablename__ = "workflows"
+    __table_args__ = (Index("ix_workflows_kind_slug", "kind", "slug"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str | None] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16))  # workflow | block
+    description: Mapped[str | None] = mapped_column(Text)
+    current_version_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class WorkflowVersion(Base):
+    """A released version: never changed once written."""
+
+    __tablename__ = "workflow_versions"
+    __table_args__ = (
+        Index("uq_workflow_versions_workflow_number", "workflow_id", "number", unique=True),
+        Index("uq_workflow_versions_workflow_tag", "workflow_id", "tag", unique=True),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    tag: Mapped[str] = mapped_column(String(64))
+    yaml_content: Mapped[str] = mapped_column(Text)
+    definition: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+    created_by_key: Mapped[str | None] = mapped_column(String(32))
+
+
+class WorkflowExecution(Base):
+    """A workflow execution. Status, times and the lease (``worker_id``, ``heartbeat_at``,
+    ``attempt``) work as for agent executions; a block run as a step is a child execution
+    (``parent_execution_id``, ``parent_step_id``) run inline by its parent's worker."""
+
+    __tablename__ = "workflow_executions"
+    __table_args__ = (
+        Index("ix_workflow_executions_workflow_created", "workflow_id", "created_at"),
+        Index("ix_workflow_executions_workflow_status", "workflow_id", "status"),
+        Index("ix_workflow_executions_workflow_example", "workflow_id", "example_id"),
+        Index("ix_workflow_executions_status_created", "status", "created_at"),
+        Index("ix_workflow_executions_parent", "parent_execution_id", "parent_step_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id", ondelete="CASCADE"))
+    version_id: Mapped[str] = mapped_column(ForeignKey("workflow_versions.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16))
+    trigger_type: Mapped[str | None] = mapped_column(String(16))
+    input: Mapped[dict[str, Any] | None]
+    """The inputs snapshot (a file input is ``{name, size, contentType, sha256}``, its
+    content a blob)."""
+    overrides: Mapped[dict[str, Any] | None]
+    example_id: Mapped[str | None] = mapped_column(String(64))
+    result: Mapped[Any | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    parent_execution_id: Mapped[str | None] = mapped_column(
+        ForeignKey("workflow_executions.id", ondelete="CASCADE")
+    )
+    parent_step_id: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+    cancel_requested_at: Mapped[datetime | None]
+    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
+    created_by_key: Mapped[str | None] = mapped_column(String(32))
+    worker_id: Mapped[str | None] = mapped_column(String(128))
+    heartbeat_at: Mapped[datetime | None]
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class WorkflowStepRecord(Base):
+    """The latest record of one step of a workflow execution (the engine's journal)."""
+
+    __tablename__ = "workflow_step_records"
+
+    execution_id: Mapped[str] = mapped_column(
+        ForeignKey("workflow_executions.id", ondelete="CASCADE"), primary_key=True
+    )
+    step_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    """The step's index in the definition (steps are listed in this order)."""
+    status: Mapped[str] = mapped_column(String(16))
+    input: Mapped[Any | None]
+    output: Mapped[Any | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]

@@ -3,6 +3,10 @@
 Startup: settings from the environment (an invalid one stops with a message naming it), the
 data directory, ``alembic upgrade head`` on the database, then the HTTP listener, announced in
 one log line with its URL. SIGTERM or SIGINT stops it gracefully.
+
+A request goes through: the request id, API key authentication, the key's rate limit (when
+one is configured, :mod:`handlers.agents.rate_limits`), then the generated routes, which refuse
+a body over ``AGENTS_MAX_REQUEST_BODY`` with 413.
 """
 
 from __future__ import annotations
@@ -26,7 +30,12 @@ from handlers.agents.database import Database
 from handlers.agents.engine import ExecutionEngine
 from handlers.agents.http import AgentsHttpHandlers
 from handlers.agents.migrate import open_database
-from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.rate_limits import (
+    RateLimitFilter,
+    RequestRateLimiter,
+    rate_limiter_from_settings,
+)
+from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
 from webrest import Application
 
 __all__ = ["AgentsServer", "configure_logging", "create_service_app", "main"]
@@ -46,12 +55,23 @@ def configure_logging(level: str) -> None:
     )
 
 
-def create_service_app(database: Database, blob_dir: Path, engine: ExecutionEngine) -> Application:
-    """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth;
-    ``engine`` runs the executions."""
+def create_service_app(
+    database: Database,
+    blob_dir: Path,
+    engine: ExecutionEngine,
+    *,
+    rate_limiter: RequestRateLimiter | None = None,
+    max_body_size: int = DEFAULT_MAX_REQUEST_BYTES,
+) -> Application:
+    """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth
+    and, when given, ``rate_limiter`` per key; ``engine`` runs the executions; request bodies
+    over ``max_body_size`` bytes are refused (413)."""
     blobs = BlobStore(blob_dir)
     handlers = AgentsHttpHandlers(AgentStore(database, blobs), AgentFiles(database, blobs), engine)
-    return create_app(handlers).install(ApiKeyAuth(database))
+    app = create_app(handlers, max_body_size=max_body_size).install(ApiKeyAuth(database))
+    if rate_limiter is not None:
+        app.install(RateLimitFilter(rate_limiter))
+    return app
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -75,7 +95,14 @@ class AgentsServer:
         self.settings = settings
         self.database = open_database(settings)
         self.engine = ExecutionEngine(settings, self.database, BlobStore(settings.blob_dir))
-        self.app = create_service_app(self.database, settings.blob_dir, self.engine)
+        self.rate_limiter = rate_limiter_from_settings(settings)
+        self.app = create_service_app(
+            self.database,
+            settings.blob_dir,
+            self.engine,
+            rate_limiter=self.rate_limiter,
+            max_body_size=settings.max_request_bytes,
+        )
         try:
             self.socket = _listening_socket(settings.host, settings.port)
         except OSError:
@@ -105,18 +132,29 @@ class AgentsServer:
     async def serve(self) -> None:
         """Serve until stopped; closes the database at the end."""
         log.info(
-            "agents-server listening on %s (database %s, data %s)",
+            "agents-server listening on %s (database %s, data %s, rate limit %s)",
             self.url,
             self.database.display_url(),
             self.settings.data_dir,
+            self._rate_limit_description(),
         )
         try:
             async with self.engine.running():
                 await self._server.serve(sockets=[self.socket])
         finally:
+            if self.rate_limiter is not None:
+                await self.rate_limiter.close()
             self.socket.close()
             self.database.dispose()
             log.info("agents-server stopped")
+
+    def _rate_limit_description(self) -> str:
+        settings = self.settings
+        if settings.ratelimit_grpc is not None:
+            return f"by the ratelimit service {settings.ratelimit_grpc}"
+        if settings.rate_limit is not None:
+            return f"{settings.rate_limit} per key"
+        return "off"
 
     def stop(self) -> None:
         """Ask :meth:`serve` to finish (from any thread)."""

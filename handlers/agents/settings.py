@@ -14,9 +14,16 @@
 | ``AGENTS_MAX_ATTEMPTS`` | ``2`` | runs of one execution before a lost worker fails it |
 | ``AGENTS_CANCEL_POLL_SECONDS`` | ``1`` | how often a worker checks for a cancel request |
 | ``AGENTS_RUN_PATH`` | see below | ``PATH`` of agent programs |
+| ``AGENTS_MAX_REQUEST_BODY`` | ``51MiB`` | largest request body (bytes or KiB, MiB, GiB) |
+| ``AGENTS_RATE_LIMIT`` | ``off`` | requests per API key, ``<count>/<second|minute|hour|day>`` |
+| ``AGENTS_RATELIMIT_GRPC`` | unset | ``host:port`` of a ratelimit service deciding instead |
+| ``AGENTS_RATELIMIT_DOMAIN`` | ``agents`` | the rate limit domain of the requests |
 
 ``AGENTS_RUN_PATH`` defaults to the service interpreter's folder, then
 ``/usr/local/bin:/usr/bin:/bin``, so ``python`` in an agent's entrypoint is that interpreter.
+
+``AGENTS_MAX_REQUEST_BODY`` defaults to the largest expected file (50 MiB) plus 1 MiB for the
+multipart framing and the other fields of the request.
 
 An invalid value raises :class:`SettingsError` naming the variable and what it accepts.
 """
@@ -25,20 +32,49 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Settings", "SettingsError"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "RequestRate", "Settings", "SettingsError"]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_RUN_PATH = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
 """Agent programs find ``python`` (the service's own interpreter) first."""
 
+MIB = 1024 * 1024
+DEFAULT_MAX_REQUEST_BYTES = 51 * MIB
+"""An expected file of the spec's 50 MiB, with room for the multipart framing around it."""
+
+RATE_UNITS = ("second", "minute", "hour", "day")
+_RATE = re.compile(r"^\s*(\d{1,10})\s*/\s*([a-z]+?)s?\s*$")
+_SIZE = re.compile(r"^\s*(\d{1,15})\s*(b|kib|mib|gib)?\s*$")
+_SIZE_UNITS = {"b": 1, "kib": 1024, "mib": MIB, "gib": 1024 * MIB}
+
 
 class SettingsError(ValueError):
     """A setting has a value the service cannot use."""
+
+
+@dataclass(frozen=True)
+class RequestRate:
+    """A request rate limit: ``requests`` per ``unit`` (one of :data:`RATE_UNITS`)."""
+
+    requests: int
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.requests}/{self.unit}"
+
+    @classmethod
+    def parse(cls, text: str) -> RequestRate:
+        """``600/minute`` (also ``600/minutes``); raises :class:`ValueError`."""
+        match = _RATE.match(text.lower())
+        if match is None or match[2] not in RATE_UNITS or not 1 <= int(match[1]) <= 4294967295:
+            raise ValueError(text)
+        return cls(int(match[1]), match[2])
 
 
 @dataclass(frozen=True)
@@ -57,6 +93,11 @@ class Settings:
     max_attempts: int = 2
     cancel_poll_seconds: float = 1.0
     run_path: str = DEFAULT_RUN_PATH
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    rate_limit: RequestRate | None = None
+    """``None``: requests are not limited (unless ``ratelimit_grpc`` names a service)."""
+    ratelimit_grpc: str | None = None
+    ratelimit_domain: str = "agents"
 
     def __post_init__(self) -> None:
         if self.stale_after_seconds <= self.heartbeat_seconds:
@@ -103,6 +144,10 @@ class Settings:
             max_attempts=_integer(env, "AGENTS_MAX_ATTEMPTS", 2, 1, 100),
             cancel_poll_seconds=_seconds(env, "AGENTS_CANCEL_POLL_SECONDS", 1.0),
             run_path=env.get("AGENTS_RUN_PATH", "") or DEFAULT_RUN_PATH,
+            max_request_bytes=_size(env, "AGENTS_MAX_REQUEST_BODY", DEFAULT_MAX_REQUEST_BYTES),
+            rate_limit=_rate(env, "AGENTS_RATE_LIMIT"),
+            ratelimit_grpc=_address(env, "AGENTS_RATELIMIT_GRPC"),
+            ratelimit_domain=_domain(env, "AGENTS_RATELIMIT_DOMAIN"),
         )
 
     @property
@@ -153,3 +198,47 @@ def _boolean(env: Mapping[str, str], name: str, default: bool) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise SettingsError(f"{name}={env[name]!r} is invalid: expected true or false")
+
+
+def _size(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "")
+    if not text:
+        return default
+    match = _SIZE.match(text.lower())
+    value = 0 if match is None else int(match[1]) * _SIZE_UNITS[match[2] or "b"]
+    if not 1024 <= value <= 64 * 1024 * MIB:
+        raise SettingsError(
+            f"{name}={text!r} is invalid: expected a size from 1KiB to 64GiB "
+            "(bytes, or a number with KiB, MiB or GiB)"
+        )
+    return value
+
+
+def _rate(env: Mapping[str, str], name: str) -> RequestRate | None:
+    text = env.get(name, "").strip()
+    if not text or text.lower() in ("off", "none", "0"):
+        return None
+    try:
+        return RequestRate.parse(text)
+    except ValueError:
+        units = "|".join(RATE_UNITS)
+        raise SettingsError(
+            f"{name}={text!r} is invalid: expected off or <requests>/<{units}>, e.g. 600/minute"
+        ) from None
+
+
+def _address(env: Mapping[str, str], name: str) -> str | None:
+    text = env.get(name, "").strip()
+    if not text:
+        return None
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise SettingsError(f"{name}={text!r} is invalid: expected host:port")
+    return text
+
+
+def _domain(env: Mapping[str, str], name: str) -> str:
+    text = env.get(name, "").strip() or "agents"
+    if len(text) > 1024 or not text.isprintable():
+        raise SettingsError(f"{name}={text!r} is invalid: expected printable text (at most 1024)")
+    return text

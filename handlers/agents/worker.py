@@ -29,8 +29,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.dispatch import Dispatcher, JobDispatcher
-from handlers.agents.execution_job import ExecutionJob
 from handlers.agents.execution_lease import claim, claim_next, reap_stale
+from handlers.agents.jobs import ExecutionJobs
 from handlers.agents.migrate import open_database
 from handlers.agents.procrastinate_queue import ProcrastinateQueue, ensure_schema, undispatched
 from handlers.agents.settings import Settings, SettingsError
@@ -47,7 +47,7 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-async def run_leased(database: Database, job: ExecutionJob, execution_id: str, name: str) -> None:
+async def run_leased(database: Database, job: ExecutionJobs, execution_id: str, name: str) -> None:
     """Claim ``execution_id`` for worker ``name`` and run it (nothing if no longer queued)."""
     lease = await database.write(partial(claim, execution_id=execution_id, worker_id=name))
     if lease is None:
@@ -59,7 +59,7 @@ async def run_leased(database: Database, job: ExecutionJob, execution_id: str, n
 class QueuePool:
     """Slots that claim queued executions from the database and run them."""
 
-    def __init__(self, database: Database, job: ExecutionJob, concurrency: int, name: str) -> None:
+    def __init__(self, database: Database, job: ExecutionJobs, concurrency: int, name: str) -> None:
         self.database = database
         self.job = job
         self.concurrency = concurrency
@@ -146,7 +146,9 @@ async def serve_worker(settings: Settings) -> None:
     database = open_database(settings)
     await asyncio.to_thread(ensure_schema, database.url)
     name = worker_name()
-    job = ExecutionJob(database, BlobStore(settings.blob_dir), settings, on_end=lambda _: None)
+    job = ExecutionJobs(
+        database, BlobStore(settings.blob_dir), settings, on_end=lambda _: None, worker_id=name
+    )
     queue = ProcrastinateQueue(
         database.url,
         partial(run_leased, database, job, name=name),

@@ -12,7 +12,6 @@ from generated.agents.client import (
     ServiceClient,
     ServiceError,
     ServiceNotFoundError,
-    ServiceValidationError,
 )
 from handlers.agents.blobs import BlobStore, sha256_hex
 from tests.agents.feedback_support import (
@@ -264,15 +263,20 @@ def test_a_file_and_a_folder_of_the_same_name_collide(
     executions = admin.agents.executions
     executions.upload_expected(execution.id, b"1", name="report")
     executions.upload_expected(execution.id, b"2", name="tables/a.csv")
-    with pytest.raises(ServiceValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         executions.upload_expected(execution.id, b"3", name="report/b.txt")
-    assert "collides" in str(caught.value)
-    with pytest.raises(ServiceValidationError):
+    assert caught.value.status == 409
+    (issue,) = caught.value.envelope["issues"]
+    assert issue["code"] == "conflict"
+    assert issue["message"] == "Path 'report/b.txt' collides with the expected file 'report'"
+    with pytest.raises(ServiceError) as caught:
         executions.copy_output_to_expected(
             execution.id, {"outputFileName": "raw.bin", "expectedName": "tables"}
         )
-    with pytest.raises(ServiceValidationError):
+    assert caught.value.status == 409
+    with pytest.raises(ServiceError) as caught:
         executions.rename_expected(execution.id, "report", {"name": "tables/a.csv/deeper"})
+    assert caught.value.status == 409
     assert _names(admin, execution.id) == ["report", "tables/a.csv"]
 
 
@@ -369,7 +373,7 @@ def test_upload_needs_a_file_part(
 def test_a_body_over_the_limit_is_a_413(
     server: RunningServer, admin: ServiceClient, admin_key: str, execution: StoredExecution
 ) -> None:
-    too_big = b"\0" * (10 * 1024 * 1024 + 1)  # the server's request body limit
+    too_big = b"\0" * (server.server.settings.max_request_bytes + 1)  # AGENTS_MAX_REQUEST_BODY
     with raw_client(server, admin_key) as http:
         response = http.post(_url(execution.id), files={"file": ("big.bin", too_big)})
     assert response.status_code == 413

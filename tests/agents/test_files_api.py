@@ -8,7 +8,12 @@ from typing import Any
 import httpx
 import pytest
 
-from generated.agents.client import ServiceClient, ServiceNotFoundError, ServiceValidationError
+from generated.agents.client import (
+    ServiceClient,
+    ServiceError,
+    ServiceNotFoundError,
+    ServiceValidationError,
+)
 from tests.agents.support import RunningServer
 
 
@@ -201,18 +206,34 @@ def test_unsafe_path_message_quotes_the_path(
     assert "'a/../b'" in issue["message"] and "'..'" in issue["message"]
 
 
-def test_file_and_folder_collisions_are_400(admin: ServiceClient, unique: str) -> None:
+def test_file_and_folder_collisions_with_stored_files_are_409(
+    admin: ServiceClient, unique: str
+) -> None:
     agent = _agent(admin, unique)
     admin.agents.put_file(agent, {"content": "x"}, path="notes")
     admin.agents.put_file(agent, {"content": "y"}, path="docs/readme.md")
 
-    for path in ("notes/inner.txt", "docs"):
-        with pytest.raises(ServiceValidationError) as caught:
+    for path, stored in (("notes/inner.txt", "notes"), ("docs", "docs/readme.md")):
+        with pytest.raises(ServiceError) as caught:
             admin.agents.put_file(agent, {"content": "z"}, path=path)
-        assert caught.value.envelope["issues"][0]["field"] == "query.path"
-    with pytest.raises(ServiceValidationError):
+        assert caught.value.status == 409
+        (issue,) = caught.value.envelope["issues"]
+        assert issue["field"] == "query.path" and issue["code"] == "conflict"
+        assert issue["message"] == f"Path {path!r} collides with the file {stored!r}"
+    with pytest.raises(ServiceError) as caught:
+        admin.agents.upload_files(agent, {"files": [{"path": "notes/a", "content": "1"}]})
+    assert caught.value.status == 409
+    assert caught.value.envelope["issues"][0]["field"] == "body.files.0.path"
+
+
+def test_file_and_folder_collisions_within_one_request_are_400(
+    admin: ServiceClient, unique: str
+) -> None:
+    agent = _agent(admin, unique)
+    with pytest.raises(ServiceValidationError) as caught:
         files = [{"path": "x", "content": "1"}, {"path": "x/y", "content": "2"}]
         admin.agents.upload_files(agent, {"files": files})
+    assert caught.value.envelope["issues"][0]["field"] == "body.files.0.path"
 
 
 def test_missing_file_is_404(

@@ -23,6 +23,10 @@ TABLES = {
     "execution_files",
     "execution_feedback",
     "dataset_examples",
+    "workflows",
+    "workflow_versions",
+    "workflow_executions",
+    "workflow_step_records",
 }
 INDEXES = {
     "agents": {"ix_agents_created_at_id"},
@@ -41,6 +45,18 @@ INDEXES = {
         "ix_execution_feedback_agent_promoted",
     },
     "dataset_examples": {"ix_dataset_examples_agent_created"},
+    "workflows": {"ix_workflows_kind_slug"},
+    "workflow_versions": {
+        "uq_workflow_versions_workflow_number",
+        "uq_workflow_versions_workflow_tag",
+    },
+    "workflow_executions": {
+        "ix_workflow_executions_workflow_created",
+        "ix_workflow_executions_workflow_status",
+        "ix_workflow_executions_workflow_example",
+        "ix_workflow_executions_status_created",
+        "ix_workflow_executions_parent",
+    },
 }
 
 

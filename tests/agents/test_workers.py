@@ -22,7 +22,7 @@ from handlers.agents.migrate import upgrade
 from handlers.agents.schema import Agent, Execution, utc_now
 from handlers.agents.settings import Settings, SettingsError
 from tests.agents.run_support import new_agent, tuned_server, wait_for
-from tests.agents.support import Storage
+from tests.agents.support import PostgresDatabases, Storage
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,12 +166,19 @@ def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Po
         )  # fmt: skip
 
 
+@pytest.fixture
+def postgres_storage(postgres_databases: PostgresDatabases, tmp_path: Path) -> Storage:
+    """A fresh PostgreSQL database (skipped when PostgreSQL is unreachable): agents-worker
+    processes need one, so this test does not run on the SQLite backend at all."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    return Storage(data_dir, postgres_databases.create())
+
+
 def test_an_execution_of_a_killed_worker_is_retried_by_another(
-    backend: str, new_storage: Callable[[], Storage], tmp_path: Path
+    postgres_storage: Storage, tmp_path: Path
 ) -> None:
-    if backend != "postgresql":
-        pytest.skip("agents-worker processes need PostgreSQL")
-    storage = new_storage()
+    storage = postgres_storage
     settings = {"embedded_worker": False, "heartbeat_seconds": 0.3, "stale_after_seconds": 1.5}
     with tuned_server(storage, **settings) as server:
         workers = [_start_worker(storage, tmp_path, index) for index in range(2)]

@@ -351,6 +351,8 @@ class _WorkflowReader:
         if step_type == "http":
             return self.http(fields, references)
         if step_type == "transform":
+            if "value" not in fields:  # reported as a missing required key
+                return Literal(None), None
             return self.template(fields["value"], references), None
         return self.wait(node, fields, references), None
 

@@ -124,41 +124,28 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert RagClient(base_url="http://arg").base_url == "http://arg"
 
 
-def _agents_app() -> object:
-    from codegen.runtime import envelope_renderer, request_id_filter
-    from generated.agents.routes import OPENAPI, create_api
-    from tests.contract.agents_contract import AgentsContract, bearer_auth
-    from webrest import Application
-
-    return Application(
-        {"/": create_api(AgentsContract())},
-        filters=[request_id_filter, bearer_auth],
-        error_renderer=envelope_renderer,
-        openapi=OPENAPI,
-    )
-
-
 async def test_service_client_runs_an_agent_with_files(tmp_path: Path) -> None:
     from generated.agents.client import AsyncServiceClient, ServiceNotFoundError
-    from tests.contract.agents_contract import API_KEY
+    from tests.agents.support import Storage, running
 
     invoice = tmp_path / "invoice.pdf"
     invoice.write_bytes(b"%PDF-1.4 total 42 EUR")
-    transport = httpx.ASGITransport(app=_agents_app())  # type: ignore[arg-type]
-    async with AsyncServiceClient(
-        api_key=API_KEY, base_url="http://agents", transport=transport
-    ) as client:
-        created = await client.agents.create(
-            {"name": "Invoice extractor", "slug": "invoice-extractor-2"}
-        )
-        agent = created.agent
-        run = await client.agents.run(
-            agent.id, {"input": {"currency": "EUR"}}, files={"invoice": invoice}
-        )
-        execution = await client.agents.executions.get(run.execution_id, include=["feedback"])
-        assert execution.execution.id == run.execution_id
-        with pytest.raises(ServiceNotFoundError) as raised:
-            await client.workflows.get("no-such-workflow")
+    data_dir = tmp_path / "agents"
+    data_dir.mkdir()
+    with running(Storage(data_dir, f"sqlite:///{data_dir}/agents.db")) as server:
+        key = server.key("client", scope_all=True, can_create_agents=True)
+        async with AsyncServiceClient(api_key=key, base_url=server.url) as client:
+            created = await client.agents.create(
+                {"name": "Invoice extractor", "slug": "invoice-extractor-2"}
+            )
+            agent = created.agent
+            run = await client.agents.run(
+                agent.id, {"input": {"currency": "EUR"}}, files={"invoice": invoice}
+            )
+            execution = await client.agents.executions.get(run.execution_id, include=["feedback"])
+            assert execution.execution.id == run.execution_id
+            with pytest.raises(ServiceNotFoundError) as raised:
+                await client.workflows.get("no-such-workflow")
     error = raised.value
     assert error.status == 404 and error.request_id and error.request_id == error.requestId
     assert error.envelope["requestId"] == error.request_id

@@ -1,10 +1,9 @@
 """Handlers of the generated Protocols for the contract tests.
 
-Where a service's real handlers have landed (ratelimit, rag), the contract tests run against
-those, over real components. ``RagContract`` is a small in-memory stand-in that exercises only
-the generated layer (binding, validation, error shapes, streaming); the generated clients'
-tests use it.
-"""
+The contract tests run every service's real handlers over real components: ratelimit and rag
+in-process, agents as the real server on a loopback port (:func:`agents_server`).
+``RagContract`` is a small in-memory stand-in that exercises only the generated layer (binding,
+validation, error shapes, streaming); the generated clients' tests use it."""
 
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ from handlers.ratelimit.http import HttpHandlers
 from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.stats import ServiceStats
+from tests.agents.support import RunningServer, Storage
 from webrest import HttpError, Response
 
 if TYPE_CHECKING:
@@ -155,6 +155,14 @@ def rag_app() -> Application:
         ready_before_serving=True,  # /health's 503 while loading is no server error
     )
     return stack.app
+
+
+def agents_server() -> RunningServer:
+    """The real ``agents-server`` on a free loopback port, SQLite and blobs in a fresh
+    temporary directory, executions run by its own worker. The caller stops it (the contract
+    suite's ``pytest_sessionfinish``) before the directory is removed at exit."""
+    data_dir = _temporary_directory("agents-contract-")
+    return RunningServer(Storage(data_dir, f"sqlite:///{data_dir}/agents.db"))
 
 
 def _check() -> tuple[RagHandlers, RatelimitHandlers]:

@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag clean generate check-generated mock
+.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -64,7 +64,7 @@ typecheck: install
 run: install
 	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 
-bench: bench-webrest bench-ratelimit bench-rag
+bench: bench-webrest bench-ratelimit bench-rag bench-agents
 
 bench-webrest: $(BENCH_STAMP)
 	./scripts/ensure-debian-packages.sh wrk
@@ -79,6 +79,12 @@ bench-ratelimit: $(BENCH_STAMP)
 # (BENCH_ARGS=--quick for a short run, --tiny for a tiny generator instead of SmolLM2).
 bench-rag: $(BENCH_STAMP)
 	$(PY) -m bench.rag $(BENCH_ARGS)
+
+# The agents service as real processes: the executions list at 100k executions and workers on
+# PostgreSQL (127.0.0.1:5432, `make services`), run latency on the embedded SQLite default
+# (BENCH_ARGS=--quick for smaller sizes, --parts list,run,workers to choose).
+bench-agents: $(BENCH_STAMP)
+	$(PY) -m bench.agents $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis

@@ -203,13 +203,19 @@ def _page(session: Session, principal: Principal, agent_ref: str,
     scan_limited = False
     scanned = _scanned(query)
     if scanned:
+        newest_first = (Execution.created_at.desc(), Execution.id.desc())
         newest = (
+            select(Execution.id).where(*conditions).order_by(*newest_first).limit(query.scan_limit)
+        )
+        # ordered like the index, so the count stops after scan_limit + 1 rows instead of
+        # scanning the table for matches
+        more = (
             select(Execution.id)
             .where(*conditions)
-            .order_by(Execution.created_at.desc(), Execution.id.desc())
-            .limit(query.scan_limit)
+            .order_by(*newest_first)
+            .limit(query.scan_limit + 1)
+            .subquery()
         )
-        more = select(Execution.id).where(*conditions).limit(query.scan_limit + 1).subquery()
         seen = session.scalar(select(func.count()).select_from(more)) or 0
         scan_limited = seen > query.scan_limit
         conditions = [Execution.id.in_(newest), *scanned]

@@ -1,0 +1,1 @@
+"""Benchmark of the agents service (``python -m bench.agents``); see README.md."""

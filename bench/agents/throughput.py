@@ -1,0 +1,88 @@
+"""(c) Trivial executions completed per second by ``agents-worker`` processes on PostgreSQL
+(the server with ``AGENTS_EMBEDDED_WORKER=false``): ``N`` runs submitted without waiting, the
+clock stopped when the list says all are completed; against the same number of ``python
+main.py`` runs directly, as many at a time as the workers' slots."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.agents.report import Report, Verdict, say
+from bench.agents.services import (
+    BenchError,
+    running_service,
+    running_workers,
+    service_env,
+    temporary_database,
+)
+from bench.agents.trivial_agent import create_agent, direct_runs_per_second
+from generated.agents.client import ServiceClient
+
+__all__ = ["bench_throughput"]
+
+DEADLINE_S = 600.0
+POLL_S = 0.05
+
+
+def _ended(client: ServiceClient, slug: str, statuses: list[Any]) -> int:
+    return client.agents.executions.list(slug, status=statuses, limit=1).total
+
+
+def completed_per_second(client: ServiceClient, slug: str, count: int) -> tuple[float, float]:
+    """Submit ``count`` runs, wait until all completed: (executions/s, seconds to submit)."""
+    started = time.perf_counter()
+    for n in range(count):
+        client.agents.run(slug, {"input": {"n": n}})
+    submitted = time.perf_counter() - started
+    while (done := _ended(client, slug, ["completed"])) < count:
+        if _ended(client, slug, ["failed", "cancelled", "rejected"]):
+            raise BenchError(f"some runs did not complete ({done} of {count} completed)")
+        if time.perf_counter() - started > DEADLINE_S:
+            raise BenchError(f"only {done} of {count} runs completed in {DEADLINE_S:.0f} s")
+        time.sleep(POLL_S)
+    return count / (time.perf_counter() - started), submitted
+
+
+def bench_throughput(args: argparse.Namespace, tmp: Path) -> Report:
+    """Part (c); PostgreSQL must be reachable."""
+    slots = args.workers * args.worker_concurrency
+    say(
+        f"(c) {args.submissions} trivial runs with {args.workers} agents-worker processes "
+        f"({args.worker_concurrency} executions each) on PostgreSQL"
+    )
+    with temporary_database() as url:
+        env = service_env(
+            tmp / "workers",
+            url,
+            AGENTS_EMBEDDED_WORKER="false",
+            AGENTS_WORKER_CONCURRENCY=str(args.worker_concurrency),
+        )
+        with (
+            running_service(env, tmp) as service,
+            running_workers(service.env, args.workers, tmp),
+            service.client() as client,
+        ):
+            warmup = create_agent(client, "warmup")
+            completed_per_second(client, warmup, slots)
+            slug = create_agent(client, "throughput")
+            rate, submitted = completed_per_second(client, slug, args.submissions)
+    direct_root = tmp / "direct-throughput"
+    direct_root.mkdir()
+    direct = direct_runs_per_second(direct_root, args.submissions, slots)
+    say(
+        f"  {rate:.1f} executions/s (submitting took {submitted:.1f} s) | python main.py "
+        f"directly, {slots} at a time: {direct:.1f} runs/s"
+    )
+    figures = {"executions_per_s": rate, "submit_s": submitted, "direct_runs_per_s": direct}
+    return Report(
+        figures,
+        [
+            Verdict(f"(c) executions/s, {args.workers} workers", rate, "1/s"),
+            Verdict(f"(c) python main.py/s, {slots} at a time", direct, "1/s"),
+            Verdict("(c) executions/s / direct", rate / direct, "x"),
+            Verdict("(c) runs submitted/s (POST, no wait)", args.submissions / submitted, "1/s"),
+        ],
+    )

@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents clean generate check-generated mock
+.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -64,7 +64,7 @@ typecheck: install
 run: install
 	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 
-bench: bench-webrest bench-ratelimit bench-rag bench-agents
+bench: bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows
 
 bench-webrest: $(BENCH_STAMP)
 	./scripts/ensure-debian-packages.sh wrk
@@ -85,6 +85,12 @@ bench-rag: $(BENCH_STAMP)
 # (BENCH_ARGS=--quick for smaller sizes, --parts list,run,workers to choose).
 bench-agents: $(BENCH_STAMP)
 	$(PY) -m bench.agents $(BENCH_ARGS)
+
+# A three-step workflow of trivial steps: executions/s of two workers on PostgreSQL
+# (127.0.0.1:5432, `make services`) and the wait_for_completion latency on the embedded SQLite
+# default against its steps' own run times (BENCH_ARGS=--quick, --parts throughput,sync).
+bench-workflows: $(BENCH_STAMP)
+	$(PY) -m bench.workflows $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis

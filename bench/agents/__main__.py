@@ -14,22 +14,17 @@ Run ``python -m bench.agents --help`` for the options.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.agents.listing import bench_listing
-from bench.agents.report import Report, print_table, say
+from bench.agents.report import Part, run_parts
 from bench.agents.run_latency import bench_run_latency
-from bench.agents.services import BenchError, postgres_unreachable_reason
+from bench.agents.services import postgres_unreachable_reason
 from bench.agents.throughput import bench_throughput
 
-PARTS: dict[str, Callable[[argparse.Namespace, Path], Report]] = {
+PARTS: dict[str, Part] = {
     "list": bench_listing,
     "run": bench_run_latency,
     "workers": bench_throughput,
@@ -96,33 +91,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen parts, print the table; 1 when a part could not run."""
     args = parse_args(argv)
-    say(
-        f"bench.agents: {', '.join(args.part_list)}; {'quick' if args.quick else 'full'} run; "
-        f"{os.cpu_count()} CPUs; Python {platform.python_version()}"
-    )
-    if NEEDS_POSTGRES & set(args.part_list) and (reason := postgres_unreachable_reason()):
-        print(f"FAILED: {reason}", file=sys.stderr)
-        return 1
-    reports: dict[str, Report] = {}
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-agents-") as tmp:
-            for part in args.part_list:
-                folder = Path(tmp) / part
-                folder.mkdir()
-                reports[part] = PARTS[part](args, folder)
-    except BenchError as error:
-        print(f"FAILED: {error}", file=sys.stderr)
-        return 1
-    say("")
-    print_table([v for report in reports.values() for v in report.verdicts])
-    if args.json is not None:
-        doc = {
-            name: {"figures": r.figures, "table": [asdict(v) for v in r.verdicts]}
-            for name, r in reports.items()
-        }
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
-        say(f"results written to {args.json}")
-    return 0
+
+    def postgres_problem() -> str | None:
+        return postgres_unreachable_reason() if NEEDS_POSTGRES & set(args.part_list) else None
+
+    return run_parts("bench.agents", args, PARTS, postgres_problem)
 
 
 if __name__ == "__main__":

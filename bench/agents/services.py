@@ -31,6 +31,7 @@ __all__ = [
     "running_workers",
     "service_env",
     "temporary_database",
+    "worker_fleet",
 ]
 
 POSTGRES = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
@@ -162,3 +163,22 @@ def running_workers(env: Mapping[str, str], count: int, log_dir: Path) -> Iterat
                     raise BenchError(f"{worker.name} did not start:\n{worker.output()}")
                 time.sleep(0.1)
         yield
+
+
+@contextmanager
+def worker_fleet(workers: int, concurrency: int, tmp: Path) -> Iterator[ServiceClient]:
+    """A client of ``agents-server`` without its own worker and ``workers`` ``agents-worker``
+    processes (``concurrency`` executions each) on a temporary PostgreSQL database."""
+    with temporary_database() as url:
+        env = service_env(
+            tmp / "workers",
+            url,
+            AGENTS_EMBEDDED_WORKER="false",
+            AGENTS_WORKER_CONCURRENCY=str(concurrency),
+        )
+        with (
+            running_service(env, tmp) as service,
+            running_workers(service.env, workers, tmp),
+            service.client() as client,
+        ):
+            yield client

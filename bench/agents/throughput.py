@@ -11,13 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents.report import Report, Verdict, say
-from bench.agents.services import (
-    BenchError,
-    running_service,
-    running_workers,
-    service_env,
-    temporary_database,
-)
+from bench.agents.services import BenchError, worker_fleet
 from bench.agents.trivial_agent import create_agent, direct_runs_per_second
 from generated.agents.client import ServiceClient
 
@@ -53,22 +47,11 @@ def bench_throughput(args: argparse.Namespace, tmp: Path) -> Report:
         f"(c) {args.submissions} trivial runs with {args.workers} agents-worker processes "
         f"({args.worker_concurrency} executions each) on PostgreSQL"
     )
-    with temporary_database() as url:
-        env = service_env(
-            tmp / "workers",
-            url,
-            AGENTS_EMBEDDED_WORKER="false",
-            AGENTS_WORKER_CONCURRENCY=str(args.worker_concurrency),
-        )
-        with (
-            running_service(env, tmp) as service,
-            running_workers(service.env, args.workers, tmp),
-            service.client() as client,
-        ):
-            warmup = create_agent(client, "warmup")
-            completed_per_second(client, warmup, slots)
-            slug = create_agent(client, "throughput")
-            rate, submitted = completed_per_second(client, slug, args.submissions)
+    with worker_fleet(args.workers, args.worker_concurrency, tmp) as client:
+        warmup = create_agent(client, "warmup")
+        completed_per_second(client, warmup, slots)
+        slug = create_agent(client, "throughput")
+        rate, submitted = completed_per_second(client, slug, args.submissions)
     direct_root = tmp / "direct-throughput"
     direct_root.mkdir()
     direct = direct_runs_per_second(direct_root, args.submissions, slots)

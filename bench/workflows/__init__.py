@@ -1,0 +1,1 @@
+"""Benchmark of the agents service's workflows (``python -m bench.workflows``); see README.md."""

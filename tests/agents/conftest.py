@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,12 @@ def admin(server: RunningServer, admin_key: str) -> Iterator[ServiceClient]:
 def unique() -> str:
     """A short random token to keep names of one test apart from the others'."""
     return secrets.token_hex(4)
+
+
+@pytest.fixture
+def postgres_storage(postgres_databases: PostgresDatabases, tmp_path: Path) -> Storage:
+    """A fresh PostgreSQL database (skipped when PostgreSQL is unreachable): agents-worker
+    processes need one, so the tests using it do not run on the SQLite backend at all."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    return Storage(data_dir, postgres_databases.create())

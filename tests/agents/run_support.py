@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import secrets
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from sqlalchemy.orm import Session
 
 from generated.agents import models
 from generated.agents.client import ServiceClient
+from handlers.agents.schema import Execution, WorkflowExecution
 from tests.agents.support import RunningServer, Storage, running
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TERMINAL = {"completed", "failed", "cancelled", "rejected"}
 
@@ -99,3 +109,73 @@ def tuned_server(storage: Storage, **overrides: Any) -> Iterator[RunningServer]:
     tuned = TunedStorage(storage.data_dir, storage.database_url, overrides)
     with running(tuned) as server:
         yield server
+
+
+def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "AGENTS_DATABASE_URL": storage.database_url,
+        "AGENTS_DATA_DIR": str(storage.data_dir),
+        "AGENTS_WORKER_CONCURRENCY": "1",
+        "AGENTS_HEARTBEAT_SECONDS": "0.3",
+        "AGENTS_STALE_AFTER_SECONDS": "1.5",
+        "AGENTS_CANCEL_POLL_SECONDS": "0.2",
+        "AGENTS_MAX_ATTEMPTS": "2",
+        "LOG_LEVEL": "WARNING",
+        "TMPDIR": str(tmp_path),  # the killed worker's run directory stays here
+    }
+    with (tmp_path / f"worker-{index}.log").open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "handlers.agents.worker"], env=env, cwd=ROOT, stdout=log,
+            stderr=log,
+        )  # fmt: skip
+
+
+@contextmanager
+def worker_processes(
+    storage: Storage, tmp_path: Path, count: int
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` ``agents-worker`` processes on ``storage`` (fast heartbeats, one execution
+    each, logs in ``tmp_path``); stopped with SIGTERM (SIGKILL after 20 s) at the end."""
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for index in range(count):
+            workers.append(_start_worker(storage, tmp_path, index))
+        yield workers
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+def holder(
+    server: RunningServer, table: type[Execution] | type[WorkflowExecution], execution_id: str
+) -> str | None:
+    """The worker id holding the execution's lease (``None`` when none does)."""
+
+    def read(session: Session) -> str | None:
+        row = session.get(table, execution_id)
+        return None if row is None else row.worker_id
+
+    return server.server.database.read_sync(read)
+
+
+def kill_holder(
+    server: RunningServer,
+    table: type[Execution] | type[WorkflowExecution],
+    execution_id: str,
+    workers: list[subprocess.Popen[bytes]],
+) -> str:
+    """SIGKILL the worker process (one of ``workers``) holding the execution; its worker id."""
+    worker_id = holder(server, table, execution_id)
+    assert worker_id is not None
+    pid = int(worker_id.rsplit(":", 1)[1])
+    assert pid in [worker.pid for worker in workers]
+    os.kill(pid, signal.SIGKILL)
+    return worker_id

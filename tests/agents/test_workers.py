@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -21,10 +20,15 @@ from handlers.agents.execution_lease import Lease, LeaseLost, claim, finish, rea
 from handlers.agents.migrate import upgrade
 from handlers.agents.schema import Agent, Execution, utc_now
 from handlers.agents.settings import Settings, SettingsError
-from tests.agents.run_support import new_agent, tuned_server, wait_for
-from tests.agents.support import PostgresDatabases, Storage
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.agents.run_support import (
+    ROOT,
+    kill_holder,
+    new_agent,
+    tuned_server,
+    wait_for,
+    worker_processes,
+)
+from tests.agents.support import Storage
 
 
 def test_worker_settings_come_from_the_environment() -> None:
@@ -146,77 +150,30 @@ def test_a_lost_worker_without_attempts_left_fails_the_execution(database: Datab
     assert rows[fresh] == ("running", None)
 
 
-def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "AGENTS_DATABASE_URL": storage.database_url,
-        "AGENTS_DATA_DIR": str(storage.data_dir),
-        "AGENTS_WORKER_CONCURRENCY": "1",
-        "AGENTS_HEARTBEAT_SECONDS": "0.3",
-        "AGENTS_STALE_AFTER_SECONDS": "1.5",
-        "AGENTS_CANCEL_POLL_SECONDS": "0.2",
-        "AGENTS_MAX_ATTEMPTS": "2",
-        "LOG_LEVEL": "WARNING",
-        "TMPDIR": str(tmp_path),  # the killed worker's run directory stays here
-    }
-    with (tmp_path / f"worker-{index}.log").open("wb") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "handlers.agents.worker"], env=env, cwd=ROOT, stdout=log,
-            stderr=log,
-        )  # fmt: skip
-
-
-@pytest.fixture
-def postgres_storage(postgres_databases: PostgresDatabases, tmp_path: Path) -> Storage:
-    """A fresh PostgreSQL database (skipped when PostgreSQL is unreachable): agents-worker
-    processes need one, so this test does not run on the SQLite backend at all."""
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    return Storage(data_dir, postgres_databases.create())
-
-
 def test_an_execution_of_a_killed_worker_is_retried_by_another(
     postgres_storage: Storage, tmp_path: Path
 ) -> None:
     storage = postgres_storage
     settings = {"embedded_worker": False, "heartbeat_seconds": 0.3, "stale_after_seconds": 1.5}
-    with tuned_server(storage, **settings) as server:
-        workers = [_start_worker(storage, tmp_path, index) for index in range(2)]
-        try:
-            key = server.key("admin", scope_all=True, can_create_agents=True)
-            with server.client(key) as client:
-                slug = new_agent(client, "kill")
-                run = client.agents.run(slug, {"input": {"sleep": 1.5}})
-                wait_for(client, run.execution_id, {"running"}, timeout=30)
+    with (
+        tuned_server(storage, **settings) as server,
+        worker_processes(storage, tmp_path, 2) as workers,
+    ):
+        key = server.key("admin", scope_all=True, can_create_agents=True)
+        with server.client(key) as client:
+            slug = new_agent(client, "kill")
+            run = client.agents.run(slug, {"input": {"sleep": 1.5}})
+            wait_for(client, run.execution_id, {"running"}, timeout=30)
+            worker_id = kill_holder(server, Execution, run.execution_id, workers)
 
-                def holder(session: Session) -> str | None:
-                    row = session.get(Execution, run.execution_id)
-                    return None if row is None else row.worker_id
+            ended = wait_for(client, run.execution_id, timeout=30)
 
-                worker_id = server.server.database.read_sync(holder)
-                assert worker_id is not None
-                pid = int(worker_id.rsplit(":", 1)[1])
-                assert pid in [worker.pid for worker in workers]
-                os.kill(pid, signal.SIGKILL)
-
-                ended = wait_for(client, run.execution_id, timeout=30)
-
-                assert ended.status.value == "completed"
-                assert ended.output == {"echo": {"sleep": 1.5}, "files": {}}
-                row = server.server.database.read_sync(
-                    lambda session: session.get(Execution, run.execution_id)
-                )
-                assert row is not None and row.attempt == 2 and row.worker_id != worker_id
-        finally:
-            for worker in workers:
-                if worker.poll() is None:
-                    worker.send_signal(signal.SIGTERM)
-            for worker in workers:
-                try:
-                    worker.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
-                    worker.wait()
+            assert ended.status.value == "completed"
+            assert ended.output == {"echo": {"sleep": 1.5}, "files": {}}
+            row = server.server.database.read_sync(
+                lambda session: session.get(Execution, run.execution_id)
+            )
+            assert row is not None and row.attempt == 2 and row.worker_id != worker_id
 
 
 def test_a_restarted_server_recovers_the_execution_its_predecessor_left_running(

@@ -4,9 +4,6 @@ resumed from its journal (completed steps not run again), and on PostgreSQL an
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -17,9 +14,8 @@ from generated.agents.client import ServiceClient
 from handlers.agents.database import Database
 from handlers.agents.execution_lease import claim
 from handlers.agents.schema import WorkflowExecution
-from tests.agents.run_support import new_agent, tuned_server
+from tests.agents.run_support import holder, kill_holder, new_agent, tuned_server, worker_processes
 from tests.agents.support import Storage
-from tests.agents.test_workers import _start_worker, postgres_storage  # noqa: F401 (fixture)
 from tests.agents.workflows.api_support import (
     create,
     steps_of,
@@ -111,42 +107,23 @@ def test_an_execution_left_by_a_lost_worker_resumes_from_its_journal(
 
 
 def test_a_killed_agents_worker_leaves_a_workflow_that_another_finishes(
-    postgres_storage: Storage,  # noqa: F811
-    tmp_path: Path,
+    postgres_storage: Storage, tmp_path: Path
 ) -> None:
     storage = postgres_storage
     settings = {"embedded_worker": False, "heartbeat_seconds": 0.3, "stale_after_seconds": 1.5}
-    with tuned_server(storage, **settings) as server:
-        workers = [_start_worker(storage, tmp_path, index) for index in range(2)]
-        try:
-            key = server.key("admin", scope_all=True, can_create_agents=True)
-            with server.client(key) as client:
-                agent = new_agent(client, "killed")
-                create(client, _two_phase("killed", agent, "3s"))
-                run = client.workflows.run("killed")
-                wait_for_step(client, run.execution_id, "pause", "waiting", timeout=30)
+    with (
+        tuned_server(storage, **settings) as server,
+        worker_processes(storage, tmp_path, 2) as workers,
+    ):
+        key = server.key("admin", scope_all=True, can_create_agents=True)
+        with server.client(key) as client:
+            agent = new_agent(client, "killed")
+            create(client, _two_phase("killed", agent, "3s"))
+            run = client.workflows.run("killed")
+            wait_for_step(client, run.execution_id, "pause", "waiting", timeout=30)
+            worker_id = kill_holder(server, WorkflowExecution, run.execution_id, workers)
 
-                def holder(session: Session) -> str | None:
-                    row = session.get(WorkflowExecution, run.execution_id)
-                    return None if row is None else row.worker_id
-
-                worker_id = server.server.database.read_sync(holder)
-                assert worker_id is not None
-                pid = int(worker_id.rsplit(":", 1)[1])
-                assert pid in [worker.pid for worker in workers]
-                os.kill(pid, signal.SIGKILL)
-
-                ended = wait_for_status(client, run.execution_id, timeout=40)
-                assert ended.status.value == "completed" and ended.result == 50
-                assert _agent_runs(client, agent) == 1
-                assert server.server.database.read_sync(holder) != worker_id
-        finally:
-            for worker in workers:
-                if worker.poll() is None:
-                    worker.send_signal(signal.SIGTERM)
-            for worker in workers:
-                try:
-                    worker.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
-                    worker.wait()
+            ended = wait_for_status(client, run.execution_id, timeout=40)
+            assert ended.status.value == "completed" and ended.result == 50
+            assert _agent_runs(client, agent) == 1
+            assert holder(server, WorkflowExecution, run.execution_id) != worker_id

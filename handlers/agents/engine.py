@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Coroutine, Sequence
 from functools import partial
 from typing import Any
 
+from generated.agents.models import CancelOutcome
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.dispatch import (
@@ -84,6 +85,14 @@ class ExecutionEngine:
     def cancel_requested(self, execution_id: str) -> None:
         """A cancellation was recorded: stop the execution now if this process runs it."""
         self.job.request_cancel(execution_id)
+
+    def cancelled(self, execution_id: str, outcome: CancelOutcome) -> None:
+        """A cancel request was answered with ``outcome``: wake the waiters of an execution
+        cancelled while queued, or stop one this process runs."""
+        if outcome == CancelOutcome.cancelled:
+            self.ended(execution_id)
+        elif outcome == CancelOutcome.cancellation_requested:
+            self.cancel_requested(execution_id)
 
     def ended(self, execution_id: str) -> None:
         """An execution ended outside a worker (cancelled while queued)."""

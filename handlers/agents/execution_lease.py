@@ -26,6 +26,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Update, select, text, update
 from sqlalchemy.orm import Session
 
+from generated.agents.models import CancelOutcome
 from handlers.agents.schema import Execution, WorkflowExecution, utc_now
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "LeaseLost",
     "Reaped",
     "announce",
+    "cancel",
     "cancel_is_requested",
     "claim",
     "claim_next",
@@ -111,6 +113,23 @@ def announce(session: Session, execution_id: str) -> None:
         session.execute(
             text("SELECT pg_notify(:channel, :id)"), {"channel": EVENTS_CHANNEL, "id": execution_id}
         )
+
+
+def cancel(session: Session, execution: Execution | WorkflowExecution) -> CancelOutcome:
+    """The seed's cancel table on a locked execution row: queued → cancelled at once (and
+    announced); running, waiting or finalizing → a cancellation request, recorded once, that
+    its worker honours; terminal → nothing."""
+    if execution.status in QUEUED:
+        execution.status = "cancelled"
+        execution.completed_at = utc_now()
+        execution.error = "Cancelled before it started"
+        announce(session, execution.id)
+        return CancelOutcome.cancelled
+    if execution.status in ACTIVE:
+        if execution.cancel_requested_at is None:
+            execution.cancel_requested_at = utc_now()
+        return CancelOutcome.cancellation_requested
+    return CancelOutcome.already_terminal
 
 
 def claim(session: Session, execution_id: str, worker_id: str) -> Lease | None:

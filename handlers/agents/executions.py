@@ -30,10 +30,10 @@ from generated.agents import models
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.engine import ExecutionEngine
-from handlers.agents.execution_lease import ACTIVE, QUEUED, announce
+from handlers.agents.execution_lease import cancel
 from handlers.agents.feedback import EXPECTED, feedback_entry, find_execution
 from handlers.agents.keys import Principal
-from handlers.agents.schema import Execution, ExecutionFeedback, ExecutionFile, utc_now
+from handlers.agents.schema import Execution, ExecutionFeedback, ExecutionFile
 from handlers.agents.snapshots import INPUT, ISSUES, ISSUES_NAME, OUTPUT, TRACE, TRACE_NAME
 from webrest import HttpError, Response
 
@@ -173,18 +173,7 @@ class ExecutionQueries:
         def work(session: Session) -> models.CancelAgentExecutionResponse:
             execution = find_execution(session, principal, execution_id, lock=True)
             was = execution.status
-            now = utc_now()
-            outcome = models.CancelOutcome.already_terminal
-            if was in QUEUED:
-                execution.status = "cancelled"
-                execution.completed_at = now
-                execution.error = "Cancelled before it started"
-                announce(session, execution.id)
-                outcome = models.CancelOutcome.cancelled
-            elif was in ACTIVE:
-                if execution.cancel_requested_at is None:
-                    execution.cancel_requested_at = now
-                outcome = models.CancelOutcome.cancellation_requested
+            outcome = cancel(session, execution)
             session.flush()
             return models.CancelAgentExecutionResponse(
                 execution_id=execution.id,
@@ -194,10 +183,7 @@ class ExecutionQueries:
             )
 
         answer = await self.database.write(work)
-        if answer.status == models.CancelOutcome.cancelled:
-            self.engine.ended(execution_id)
-        elif answer.status == models.CancelOutcome.cancellation_requested:
-            self.engine.cancel_requested(execution_id)
+        self.engine.cancelled(execution_id, answer.status)
         return answer
 
     async def download(

@@ -23,9 +23,9 @@ from sqlalchemy.orm import Session
 from generated.agents import models
 from handlers.agents.database import Database
 from handlers.agents.engine import ExecutionEngine
-from handlers.agents.execution_lease import ACTIVE, QUEUED, announce
+from handlers.agents.execution_lease import cancel
 from handlers.agents.keys import Principal
-from handlers.agents.schema import WorkflowExecution, utc_now
+from handlers.agents.schema import WorkflowExecution
 from handlers.agents.workflows.dates import parse_date_bound
 from handlers.agents.workflows.store import (
     execution_summary,
@@ -112,18 +112,7 @@ class WorkflowExecutionQueries:
         def work(session: Session) -> models.CancelWorkflowExecutionResponse:
             execution, _ = find_workflow_execution(session, principal, execution_id, lock=True)
             was = execution.status
-            now = utc_now()
-            outcome = models.CancelOutcome.already_terminal
-            if was in QUEUED:
-                execution.status = "cancelled"
-                execution.completed_at = now
-                execution.error = "Cancelled before it started"
-                announce(session, execution.id)
-                outcome = models.CancelOutcome.cancelled
-            elif was in ACTIVE:
-                if execution.cancel_requested_at is None:
-                    execution.cancel_requested_at = now
-                outcome = models.CancelOutcome.cancellation_requested
+            outcome = cancel(session, execution)
             return models.CancelWorkflowExecutionResponse(
                 execution_id=execution.id,
                 status=outcome,
@@ -131,8 +120,5 @@ class WorkflowExecutionQueries:
             )
 
         answer = await self.database.write(work)
-        if answer.status == models.CancelOutcome.cancelled:
-            self.engine.ended(execution_id)
-        elif answer.status == models.CancelOutcome.cancellation_requested:
-            self.engine.cancel_requested(execution_id)
+        self.engine.cancelled(execution_id, answer.status)
         return answer

@@ -7,37 +7,59 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from bench.agents.report import Report, Verdict, say
 from bench.agents.services import BenchError, worker_fleet
 from bench.agents.trivial_agent import create_agent, direct_runs_per_second
 from generated.agents.client import ServiceClient
 
-__all__ = ["bench_throughput"]
+__all__ = ["ListedStatus", "bench_throughput", "completed_per_second"]
 
 DEADLINE_S = 600.0
 POLL_S = 0.05
 
+ListedStatus = Literal[
+    "created",
+    "pending",
+    "running",
+    "waiting",
+    "finalizing",
+    "completed",
+    "failed",
+    "cancelled",
+    "rejected",
+]
+"""A status the executions lists filter on (agents' and workflows' alike)."""
 
-def _ended(client: ServiceClient, slug: str, statuses: list[Any]) -> int:
-    return client.agents.executions.list(slug, status=statuses, limit=1).total
 
-
-def completed_per_second(client: ServiceClient, slug: str, count: int) -> tuple[float, float]:
-    """Submit ``count`` runs, wait until all completed: (executions/s, seconds to submit)."""
+def completed_per_second(
+    submit: Callable[[int], object], listed: Callable[[list[ListedStatus]], int], count: int
+) -> tuple[float, float]:
+    """``submit(n)`` for ``n`` in ``range(count)``, then wait until ``listed(["completed"])``
+    (how many executions the list shows in those statuses) reaches ``count``: (executions/s,
+    seconds to submit)."""
     started = time.perf_counter()
     for n in range(count):
-        client.agents.run(slug, {"input": {"n": n}})
+        submit(n)
     submitted = time.perf_counter() - started
-    while (done := _ended(client, slug, ["completed"])) < count:
-        if _ended(client, slug, ["failed", "cancelled", "rejected"]):
-            raise BenchError(f"some runs did not complete ({done} of {count} completed)")
+    while (done := listed(["completed"])) < count:
+        if listed(["failed", "cancelled", "rejected"]):
+            raise BenchError(f"some executions did not complete ({done} of {count} completed)")
         if time.perf_counter() - started > DEADLINE_S:
-            raise BenchError(f"only {done} of {count} runs completed in {DEADLINE_S:.0f} s")
+            raise BenchError(f"only {done} of {count} executions completed in {DEADLINE_S:.0f} s")
         time.sleep(POLL_S)
     return count / (time.perf_counter() - started), submitted
+
+
+def _agent_runs_per_second(client: ServiceClient, slug: str, count: int) -> tuple[float, float]:
+    return completed_per_second(
+        lambda n: client.agents.run(slug, {"input": {"n": n}}),
+        lambda statuses: client.agents.executions.list(slug, status=statuses, limit=1).total,
+        count,
+    )
 
 
 def bench_throughput(args: argparse.Namespace, tmp: Path) -> Report:
@@ -49,9 +71,9 @@ def bench_throughput(args: argparse.Namespace, tmp: Path) -> Report:
     )
     with worker_fleet(args.workers, args.worker_concurrency, tmp) as client:
         warmup = create_agent(client, "warmup")
-        completed_per_second(client, warmup, slots)
+        _agent_runs_per_second(client, warmup, slots)
         slug = create_agent(client, "throughput")
-        rate, submitted = completed_per_second(client, slug, args.submissions)
+        rate, submitted = _agent_runs_per_second(client, slug, args.submissions)
     direct_root = tmp / "direct-throughput"
     direct_root.mkdir()
     direct = direct_runs_per_second(direct_root, args.submissions, slots)

@@ -7,53 +7,27 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from bench.agents.report import Report, Verdict, say
 from bench.agents.services import BenchError, worker_fleet
+from bench.agents.throughput import completed_per_second
 from bench.workflows.workflow import EngineDirect, check_result, create_workflow, seconds_between
 from generated.agents import models
 from generated.agents.client import ServiceClient
 
 __all__ = ["bench_throughput"]
 
-DEADLINE_S = 600.0
-POLL_S = 0.05
 PAGE = 100
 
-ListStatus = Literal[
-    "created",
-    "pending",
-    "running",
-    "waiting",
-    "finalizing",
-    "completed",
-    "failed",
-    "cancelled",
-    "rejected",
-]
 
-
-def _count(client: ServiceClient, slug: str, statuses: list[ListStatus]) -> int:
-    return client.workflows.executions.list(slug, status=statuses, limit=1).total
-
-
-def completed_per_second(client: ServiceClient, slug: str, count: int) -> tuple[float, float]:
-    """Submit ``count`` runs (input ``n``), wait until all completed: (executions/s, seconds
-    to submit)."""
-    started = time.perf_counter()
-    for n in range(count):
-        client.workflows.run(slug, {"input": {"n": n}})
-    submitted = time.perf_counter() - started
-    while (done := _count(client, slug, ["completed"])) < count:
-        if _count(client, slug, ["failed", "cancelled", "rejected"]):
-            raise BenchError(f"some executions did not complete ({done} of {count} completed)")
-        if time.perf_counter() - started > DEADLINE_S:
-            raise BenchError(f"only {done} of {count} executions completed in {DEADLINE_S:.0f} s")
-        time.sleep(POLL_S)
-    return count / (time.perf_counter() - started), submitted
+def _workflow_runs_per_second(client: ServiceClient, slug: str, count: int) -> tuple[float, float]:
+    return completed_per_second(
+        lambda n: client.workflows.run(slug, {"input": {"n": n}}),
+        lambda statuses: client.workflows.executions.list(slug, status=statuses, limit=1).total,
+        count,
+    )
 
 
 def all_executions(client: ServiceClient, slug: str) -> list[models.ExecutionSummary]:
@@ -88,9 +62,9 @@ def bench_throughput(args: argparse.Namespace, tmp: Path) -> Report:
     )
     with worker_fleet(args.workers, args.worker_concurrency, tmp) as client:
         warmup = create_workflow(client, "bench-warmup")
-        completed_per_second(client, warmup, slots)
+        _workflow_runs_per_second(client, warmup, slots)
         slug = create_workflow(client, "bench-throughput")
-        rate, submitted = completed_per_second(client, slug, args.submissions)
+        rate, submitted = _workflow_runs_per_second(client, slug, args.submissions)
         in_worker = worker_seconds(all_executions(client, slug))
     if len(in_worker) != args.submissions:
         raise BenchError(f"{len(in_worker)} executions listed, {args.submissions} submitted")

@@ -27,7 +27,7 @@ from sqlalchemy import CursorResult, Update, select, text, update
 from sqlalchemy.orm import Session
 
 from generated.agents.models import CancelOutcome
-from handlers.agents.schema import Execution, WorkflowExecution, utc_now
+from handlers.agents.schema import Execution, LeasedRun, WorkflowExecution, utc_now
 
 __all__ = [
     "ACTIVE",
@@ -115,7 +115,7 @@ def announce(session: Session, execution_id: str) -> None:
         )
 
 
-def cancel(session: Session, execution: Execution | WorkflowExecution) -> CancelOutcome:
+def cancel(session: Session, execution: LeasedRun) -> CancelOutcome:
     """The seed's cancel table on a locked execution row: queued → cancelled at once (and
     announced); running, waiting or finalizing → a cancellation request, recorded once, that
     its worker honours; terminal → nothing."""
@@ -210,7 +210,7 @@ def reap_stale(
     """Retry or end the active executions whose lease was not renewed for ``stale_after`` s."""
     now = now or utc_now()
     cutoff = now - timedelta(seconds=stale_after)
-    rows: list[Execution | WorkflowExecution] = []
+    rows: list[LeasedRun] = []
     tables: tuple[ExecutionTable, ...] = (Execution, WorkflowExecution)
     for table in tables:
         stale = (
@@ -220,7 +220,7 @@ def reap_stale(
             .limit(100)
             .with_for_update(skip_locked=True)
         )
-        rows.extend(cast("Sequence[Execution | WorkflowExecution]", session.scalars(stale).all()))
+        rows.extend(cast("Sequence[LeasedRun]", session.scalars(stale).all()))
     reaped = Reaped()
     for execution in rows:
         lost = f"worker lost: {execution.worker_id} sent no heartbeat for {stale_after:g} s"

@@ -50,6 +50,7 @@ __all__ = [
     "Execution",
     "ExecutionFeedback",
     "ExecutionFile",
+    "LeasedRun",
     "UtcDateTime",
     "Workflow",
     "WorkflowExecution",
@@ -161,9 +162,27 @@ class AgentFile(Base):
     updated_at: Mapped[datetime]
 
 
-class Execution(Base):
-    """An agent execution. ``status`` is an ``ExecutionStatus``; ``worker_id``,
-    ``heartbeat_at`` and ``attempt`` are the lease of the worker running it."""
+class LeasedRun:
+    """What agent and workflow executions share: ``status`` (an ``ExecutionStatus``), the error,
+    the times, and the lease of the worker running one (``worker_id``, ``heartbeat_at``,
+    ``attempt``) that :mod:`handlers.agents.execution_lease` manages for both."""
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+    cancel_requested_at: Mapped[datetime | None]
+    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
+    created_by_key: Mapped[str | None] = mapped_column(String(32))
+    worker_id: Mapped[str | None] = mapped_column(String(128))
+    heartbeat_at: Mapped[datetime | None]
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Execution(LeasedRun, Base):
+    """An agent execution (status, times and lease: :class:`LeasedRun`)."""
 
     __tablename__ = "executions"
     __table_args__ = (
@@ -175,9 +194,7 @@ class Execution(Base):
         Index("ix_executions_status_created", "status", "created_at"),  # the worker queue
     )
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
     agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(16))
     batch_id: Mapped[str | None] = mapped_column(String(64))
     example_name: Mapped[str | None] = mapped_column(String(200))
     source_execution_id: Mapped[str | None] = mapped_column(
@@ -190,18 +207,8 @@ class Execution(Base):
     """The agent's manifest when the execution was created."""
     output: Mapped[Any | None]
     schema_valid: Mapped[bool | None] = mapped_column(Boolean)
-    error: Mapped[str | None] = mapped_column(Text)
     expected: Mapped[Any | None]
     """The expected JSON (``None``: none)."""
-    created_at: Mapped[datetime]
-    started_at: Mapped[datetime | None]
-    completed_at: Mapped[datetime | None]
-    cancel_requested_at: Mapped[datetime | None]
-    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
-    created_by_key: Mapped[str | None] = mapped_column(String(32))
-    worker_id: Mapped[str | None] = mapped_column(String(128))
-    heartbeat_at: Mapped[datetime | None]
-    attempt: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class ExecutionFile(Base):
@@ -298,10 +305,10 @@ class WorkflowVersion(Base):
     created_by_key: Mapped[str | None] = mapped_column(String(32))
 
 
-class WorkflowExecution(Base):
-    """A workflow execution. Status, times and the lease (``worker_id``, ``heartbeat_at``,
-    ``attempt``) work as for agent executions; a block run as a step is a child execution
-    (``parent_execution_id``, ``parent_step_id``) run inline by its parent's worker."""
+class WorkflowExecution(LeasedRun, Base):
+    """A workflow execution (status, times and lease: :class:`LeasedRun`); a block run as a
+    step is a child execution (``parent_execution_id``, ``parent_step_id``) run inline by its
+    parent's worker."""
 
     __tablename__ = "workflow_executions"
     __table_args__ = (
@@ -312,10 +319,8 @@ class WorkflowExecution(Base):
         Index("ix_workflow_executions_parent", "parent_execution_id", "parent_step_id"),
     )
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id", ondelete="CASCADE"))
     version_id: Mapped[str] = mapped_column(ForeignKey("workflow_versions.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(16))
     trigger_type: Mapped[str | None] = mapped_column(String(16))
     input: Mapped[dict[str, Any] | None]
     """The inputs snapshot (a file input is ``{name, size, contentType, sha256}``, its
@@ -323,20 +328,10 @@ class WorkflowExecution(Base):
     overrides: Mapped[dict[str, Any] | None]
     example_id: Mapped[str | None] = mapped_column(String(64))
     result: Mapped[Any | None]
-    error: Mapped[str | None] = mapped_column(Text)
     parent_execution_id: Mapped[str | None] = mapped_column(
         ForeignKey("workflow_executions.id", ondelete="CASCADE")
     )
     parent_step_id: Mapped[str | None] = mapped_column(String(128))
-    created_at: Mapped[datetime]
-    started_at: Mapped[datetime | None]
-    completed_at: Mapped[datetime | None]
-    cancel_requested_at: Mapped[datetime | None]
-    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
-    created_by_key: Mapped[str | None] = mapped_column(String(32))
-    worker_id: Mapped[str | None] = mapped_column(String(128))
-    heartbeat_at: Mapped[datetime | None]
-    attempt: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class WorkflowStepRecord(Base):

@@ -25,6 +25,7 @@ from generated.agents.models import CancelOutcome
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.dispatch import (
+    DISPATCH_ERRORS,
     CompletionNotices,
     Dispatcher,
     JobDispatcher,
@@ -77,6 +78,17 @@ class ExecutionEngine:
     async def dispatch(self, execution_ids: Sequence[str]) -> None:
         """Hand new executions to the workers."""
         await self.dispatcher.dispatch(execution_ids)
+
+    async def dispatch_or_leave(self, execution_id: str) -> bool:
+        """Hand ``execution_id`` to the workers; ``False`` (logged) when the database or the
+        queue is down: the execution stays queued and the reaper dispatches it later."""
+        try:
+            await self.dispatch([execution_id])
+        except DISPATCH_ERRORS as error:
+            log.warning("execution %s: dispatch failed, the reaper retries it: %s",
+                        execution_id, error)  # fmt: skip
+            return False
+        return True
 
     async def wait(self, execution_id: str, seconds: float) -> bool:
         """Whether ``execution_id`` ended within ``seconds``."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import logging
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -42,7 +41,6 @@ from generated.agents import models
 from handlers.agents.agent_store import find_agent
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
-from handlers.agents.dispatch import DISPATCH_ERRORS
 from handlers.agents.execution_lease import TERMINAL
 from handlers.agents.feedback import find_execution
 from handlers.agents.keys import Principal
@@ -56,7 +54,6 @@ if TYPE_CHECKING:  # the engine runs workflows, whose agent steps create executi
 
 __all__ = ["AgentRuns", "add_execution_file", "create_execution_row", "new_execution_id"]
 
-log = logging.getLogger("agents.runs")
 
 Field = tuple[str | int, ...]
 
@@ -221,7 +218,7 @@ class AgentRuns:
             return execution.id
 
         execution_id = await self.database.write(work)
-        if await self._dispatch(execution_id):
+        if await self.engine.dispatch_or_leave(execution_id):
             status = "pending"
         if wait_seconds is None:
             return models.RunAgentResponse(
@@ -289,22 +286,13 @@ class AgentRuns:
 
         execution = await self.database.write(work)
         status = execution.status
-        if status not in TERMINAL and await self._dispatch(execution.id):
+        if status not in TERMINAL and await self.engine.dispatch_or_leave(execution.id):
             status = "pending"
         return models.RerunAgentExecutionResponse(
             execution_id=execution.id,
             source_execution_id=execution_id,
             status=models.ExecutionStatus(status),
         )
-
-    async def _dispatch(self, execution_id: str) -> bool:
-        try:
-            await self.engine.dispatch([execution_id])
-        except DISPATCH_ERRORS as error:
-            log.warning("execution %s: dispatch failed, the reaper retries it: %s",
-                        execution_id, error)  # fmt: skip
-            return False
-        return True
 
     def _store_inputs(self, files: Sequence[_InputFile]) -> list[_InputFile]:
         return [

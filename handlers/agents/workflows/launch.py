@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,6 @@ from starlette.datastructures import UploadFile
 from generated.agents import models
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
-from handlers.agents.dispatch import DISPATCH_ERRORS
 from handlers.agents.engine import ExecutionEngine
 from handlers.agents.keys import Principal
 from handlers.agents.runs import safe_name
@@ -46,7 +44,6 @@ from webrest import BadRequest, ErrorDetail
 
 __all__ = ["WorkflowRuns"]
 
-log = logging.getLogger("agents.workflows")
 
 Field = tuple[str | int, ...]
 MAX_INPUT_FILES = 100
@@ -170,11 +167,7 @@ class WorkflowRuns:
 
         execution_id, runnable = await self.database.write(work)
         if runnable:
-            try:
-                await self.engine.dispatch([execution_id])
-            except DISPATCH_ERRORS as error:
-                log.warning("workflow execution %s: dispatch failed, the reaper retries it: %s",
-                            execution_id, error)  # fmt: skip
+            await self.engine.dispatch_or_leave(execution_id)
         if wait_seconds is None:
             return models.RunWorkflowResponse(
                 execution_id=execution_id, status=None, result=None, error=None

@@ -52,6 +52,8 @@ def load_embedder(settings: Settings) -> Embedder:
         settings.embedding_model,
         batch_size=settings.embed_batch_size,
         threads=settings.torch_threads,
+        runtime=settings.embedding_runtime,
+        cache_dir=settings.data_dir / "models",
     )
     check_chunk_window(embedder, settings.chunk_tokens)
     return embedder

@@ -10,8 +10,10 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 from urllib.parse import urlsplit
+
+from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
 
 T = TypeVar("T")
 
@@ -106,6 +108,7 @@ class Settings:
     # models
     embedding_model: str = "all-MiniLM-L6-v2"
     embed_batch_size: int = 32
+    embedding_runtime: EmbeddingRuntime = "auto"
     llm_model: str = "SmolLM2-135M-Instruct"
     llm_url: str = ""
     """Unset: the local model RAG_LLM_MODEL; set: an OpenAI-compatible endpoint."""
@@ -162,6 +165,10 @@ class Settings:
             embedding_model=e.string("RAG_EMBEDDING_MODEL", d.embedding_model),
             embed_batch_size=e.integer(
                 "RAG_EMBED_BATCH_SIZE", d.embed_batch_size, minimum=1, maximum=4096
+            ),
+            embedding_runtime=cast(
+                EmbeddingRuntime,
+                e.choice("RAG_EMBEDDING_RUNTIME", d.embedding_runtime, EMBEDDING_RUNTIMES),
             ),
             llm_model=e.string("RAG_LLM_MODEL", d.llm_model),
             llm_url=e.url("RAG_LLM_URL"),

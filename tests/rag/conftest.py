@@ -15,9 +15,16 @@ from tests.rag.tiny_models import build_tiny_causal_lm
 
 
 @pytest.fixture(scope="session")
-def minilm() -> LoadedModel:
-    """all-MiniLM-L6-v2 from its package; each test wraps it in its own embedder."""
-    return load_model("all-MiniLM-L6-v2")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of exported embedding networks for the session's loads."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(scope="session")
+def minilm(model_cache: Path) -> LoadedModel:
+    """all-MiniLM-L6-v2 from its package, run by ONNX Runtime (the default); each test wraps
+    it in its own embedder."""
+    return load_model("all-MiniLM-L6-v2", cache_dir=model_cache)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ def test_defaults() -> None:
     assert settings.store_kind == "lancedb"
     assert settings.llm_context_window is None
     assert settings.torch_threads is None
+    assert settings.embedding_runtime == "auto"
 
 
 def test_values_are_read() -> None:
@@ -46,6 +47,7 @@ def test_values_are_read() -> None:
             "RAG_LLM_CONTEXT_WINDOW": "4096",
             "RAG_CHUNK_TOKENS": "60",
             "RAG_TORCH_THREADS": "2",
+            "RAG_EMBEDDING_RUNTIME": "Torch",
             "WEAVIATE_URL": "http://weaviate:8080",
             "RAG_COLLECTION": "Docs_2",
             "LOG_LEVEL": "debug",
@@ -58,6 +60,7 @@ def test_values_are_read() -> None:
     assert settings.llm_context_window == 4096
     assert (settings.chunk_tokens, settings.chunk_overlap_tokens) == (60, 29)
     assert settings.torch_threads == 2
+    assert settings.embedding_runtime == "torch"
     assert settings.store_kind == "weaviate"
     assert settings.collection == "Docs_2"
     assert settings.log_level == "DEBUG"
@@ -93,6 +96,10 @@ INTEGER = "expected an integer of at least"
             "LOG_LEVEL='loud' is invalid: expected one of DEBUG, INFO, WARNING",
         ),
         ({"RAG_TORCH_THREADS": "0"}, f"RAG_TORCH_THREADS='0' is invalid: {INTEGER} 1"),
+        (
+            {"RAG_EMBEDDING_RUNTIME": "onnx"},
+            "RAG_EMBEDDING_RUNTIME='onnx' is invalid: expected one of auto, onnxruntime, torch",
+        ),
     ],
 )
 def test_invalid_settings_name_the_setting(env: dict[str, str], message: str) -> None:

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from handlers.rag.stores.base import Vectors
 
-__all__ = ["Embedder", "ExtractedDocument", "ExtractionError", "PageText"]
+__all__ = [
+    "EMBEDDING_RUNTIMES",
+    "Embedder",
+    "EmbeddingRuntime",
+    "ExtractedDocument",
+    "ExtractionError",
+    "PageText",
+]
+
+EmbeddingRuntime = Literal["auto", "onnxruntime", "torch"]
+"""What runs the embedding network: ONNX Runtime, torch, or ``auto`` (ONNX Runtime, or torch
+for a network that cannot be exported)."""
+EMBEDDING_RUNTIMES: tuple[EmbeddingRuntime, ...] = ("auto", "onnxruntime", "torch")
 
 
 @dataclass(frozen=True, slots=True)

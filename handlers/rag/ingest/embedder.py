@@ -1,7 +1,9 @@
 """Sentence embeddings with a local transformers model, batched across concurrent callers.
 
 Every ``embed()`` call is queued; one background task forms batches from whatever is waiting and
-runs the model in a single dedicated worker thread, so the event loop never blocks on it.
+runs the model in a single dedicated worker thread, so the event loop never blocks on it. The
+network runs on ONNX Runtime (exported once from the transformers model) or on torch, see
+:mod:`handlers.rag.ingest.encoder_runtime`.
 """
 
 from __future__ import annotations
@@ -11,16 +13,24 @@ import contextlib
 import importlib.util
 import json
 import logging
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
+from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
+from handlers.rag.ingest.encoder_runtime import (
+    EncoderRuntime,
+    OnnxEncoder,
+    TorchEncoder,
+    export_onnx,
+    onnx_cache_path,
+)
 from handlers.rag.model_loading import model_loading
 from handlers.rag.stores.base import Vectors
 from handlers.rag.worker_threads import WorkerThreads
@@ -31,6 +41,7 @@ __all__ = [
     "LoadedModel",
     "TransformersEmbedder",
     "load_model",
+    "mean_pooled",
     "resolve_model_path",
 ]
 
@@ -50,11 +61,11 @@ class EmbeddingError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
-    """A tokenizer and model ready for inference, with the window (in tokens, special tokens
-    included) the model was trained for."""
+    """A tokenizer and the network ready for inference, with the window (in tokens, special
+    tokens included) the model was trained for."""
 
     tokenizer: PreTrainedTokenizerBase
-    model: torch.nn.Module
+    encoder: EncoderRuntime
     window: int
     dimension: int
 
@@ -83,8 +94,23 @@ def resolve_model_path(model: str) -> Path:
     )
 
 
-def load_model(model: str, *, threads: int | None = None) -> LoadedModel:
-    """Loads tokenizer and model from local files only (never downloads). Blocking."""
+def load_model(
+    model: str,
+    *,
+    threads: int | None = None,
+    runtime: EmbeddingRuntime = "auto",
+    cache_dir: Path | None = None,
+) -> LoadedModel:
+    """Loads tokenizer and model from local files only (never downloads). Blocking.
+
+    ``runtime``: ``onnxruntime`` runs the network exported to ONNX (cached in ``cache_dir``;
+    without one it is exported for this load only) and fails when it cannot be exported;
+    ``torch`` runs the transformers model; ``auto`` is ONNX Runtime, or torch with a warning
+    for a network the exporter cannot trace."""
+    if runtime not in EMBEDDING_RUNTIMES:
+        raise ValueError(
+            f"unknown embedding runtime {runtime!r}: expected one of {EMBEDDING_RUNTIMES}"
+        )
     path = resolve_model_path(model)
     if threads is not None:
         if threads < 1:
@@ -99,21 +125,56 @@ def load_model(model: str, *, threads: int | None = None) -> LoadedModel:
         raise ValueError(f"cannot load an embedding model from {path}: {exc}") from exc
     network.eval()
     config = network.config
+    encoder, source = _encoder(network, tokenizer, path, runtime, cache_dir, threads)
     loaded = LoadedModel(
         tokenizer=tokenizer,
-        model=network,
+        encoder=encoder,
         window=_window(path, tokenizer, config.max_position_embeddings),
         dimension=int(config.hidden_size),
     )
     logger.info(
-        "embedding model loaded path=%s dimension=%d window=%d threads=%d seconds=%.2f",
+        "embedding model loaded path=%s dimension=%d window=%d runtime=%s%s threads=%s "
+        "seconds=%.2f",
         path,
         loaded.dimension,
         loaded.window,
-        torch.get_num_threads(),
+        encoder.name,
+        source,
+        threads or "default",
         time.perf_counter() - started,
     )
     return loaded
+
+
+def _encoder(
+    network: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    path: Path,
+    runtime: EmbeddingRuntime,
+    cache_dir: Path | None,
+    threads: int | None,
+) -> tuple[EncoderRuntime, str]:
+    """The runtime asked for, and where its network came from (for the log line)."""
+    if runtime == "torch":
+        return TorchEncoder(network), ""
+    try:
+        if cache_dir is None:
+            with tempfile.TemporaryDirectory(prefix="rag-embedding-") as scratch:
+                exported = Path(scratch) / "model.onnx"
+                export_onnx(network, tokenizer, exported)
+                return OnnxEncoder(exported, threads=threads), " (exported)"
+        cached = onnx_cache_path(path, cache_dir)
+        if cached.is_file():
+            return OnnxEncoder(cached, threads=threads), f" (cache {cached})"
+        export_onnx(network, tokenizer, cached)
+        return OnnxEncoder(cached, threads=threads), f" (exported to {cached})"
+    except (RuntimeError, OSError, ImportError) as exc:
+        if runtime == "onnxruntime":
+            raise ValueError(
+                f"{exc} (RAG_EMBEDDING_RUNTIME=torch runs the model without ONNX Runtime)"
+            ) from exc
+        logger.warning("embedding model runs on torch: %s", exc)
+        return TorchEncoder(network), ""
 
 
 def _window(path: Path, tokenizer: PreTrainedTokenizerBase, max_positions: int) -> int:
@@ -149,10 +210,15 @@ class _Slice:
 
 
 class TransformersEmbedder:
-    """The Embedder of the service: mean-pooled, L2-normalised transformer embeddings."""
+    """The Embedder of the service: mean-pooled, L2-normalised transformer embeddings.
+
+    Batching: an idle model starts on whatever is waiting at once; texts that arrive while a
+    batch runs form the next one (up to ``batch_size``). ``max_wait_ms`` makes an idle model
+    wait that long for a fuller batch; the default 0 adds no latency to a lone query (a 2 ms
+    wait measured 8.0 against 5.3 ms per query)."""
 
     def __init__(
-        self, loaded: LoadedModel, *, batch_size: int = 32, max_wait_ms: float = 2.0
+        self, loaded: LoadedModel, *, batch_size: int = 32, max_wait_ms: float = 0.0
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -176,13 +242,15 @@ class TransformersEmbedder:
         model: str,
         *,
         batch_size: int = 32,
-        max_wait_ms: float = 2.0,
+        max_wait_ms: float = 0.0,
         threads: int | None = None,
+        runtime: EmbeddingRuntime = "auto",
+        cache_dir: Path | None = None,
     ) -> TransformersEmbedder:
-        """Loads ``model`` (a directory or "all-MiniLM-L6-v2") from local files. Blocking."""
-        return cls(
-            load_model(model, threads=threads), batch_size=batch_size, max_wait_ms=max_wait_ms
-        )
+        """Loads ``model`` (a directory or "all-MiniLM-L6-v2") from local files, see
+        :func:`load_model`. Blocking."""
+        loaded = load_model(model, threads=threads, runtime=runtime, cache_dir=cache_dir)
+        return cls(loaded, batch_size=batch_size, max_wait_ms=max_wait_ms)
 
     @property
     def tokenizer(self) -> PreTrainedTokenizerBase:
@@ -334,25 +402,24 @@ class TransformersEmbedder:
         return result
 
     def _forward(self, texts: list[str]) -> Vectors:
-        encoded = self._loaded.tokenizer(
+        encoded: Mapping[str, np.ndarray] = self._loaded.tokenizer(
             texts,
             padding=True,
             truncation=True,
             max_length=self._loaded.window,
-            return_tensors="pt",
+            return_tensors="np",
         )
-        return _mean_pooled_embeddings(self._loaded.model, encoded)
+        hidden = self._loaded.encoder.last_hidden_state(encoded)
+        return mean_pooled(hidden, encoded["attention_mask"])
 
 
-def _mean_pooled_embeddings(model: torch.nn.Module, encoded: Any) -> Vectors:
+def mean_pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> Vectors:
     """Attention-masked mean of the last hidden states, L2-normalised, as float32 rows."""
-    with torch.inference_mode():
-        hidden = model(**encoded).last_hidden_state
-        mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        summed = (hidden * mask).sum(dim=1)
-        means = summed / mask.sum(dim=1).clamp(min=1e-9)
-        normalised = torch.nn.functional.normalize(means, p=2, dim=1)
-    return normalised.to(torch.float32).numpy()
+    weights = attention_mask[..., np.newaxis].astype(np.float32)
+    means = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    norms = np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+    vectors: Vectors = (means / norms).astype(np.float32)
+    return vectors
 
 
 def _length_groups(order: list[int], lengths: list[int]) -> list[list[int]]:

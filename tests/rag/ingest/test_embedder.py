@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from transformers import PreTrainedModel
 
 from handlers.rag.ingest.chunking import max_chunk_tokens
 from handlers.rag.ingest.embedder import (
@@ -18,6 +21,7 @@ from handlers.rag.ingest.embedder import (
     TransformersEmbedder,
     load_model,
 )
+from handlers.rag.ingest.encoder_runtime import TorchEncoder
 from handlers.rag.stores.base import Vectors
 
 LONG_TEXT = " ".join(
@@ -26,13 +30,14 @@ LONG_TEXT = " ".join(
 )  # far beyond the 256-token window
 
 
-def direct_embedding(minilm: LoadedModel, text: str) -> Vectors:
-    """The reference: one text at a time, no padding, straight through the model."""
+def direct_embedding(minilm: LoadedModel, network: PreTrainedModel, text: str) -> Vectors:
+    """The reference: one text at a time, no padding, straight through the transformers model
+    run by torch."""
     encoded = minilm.tokenizer(
         [text], truncation=True, max_length=256, return_tensors="pt", verbose=False
     )
     with torch.inference_mode():
-        hidden = minilm.model(**encoded).last_hidden_state[0]
+        hidden = network(**encoded).last_hidden_state[0]
     mean = hidden.mean(dim=0)
     vector: Vectors = (mean / mean.norm()).numpy()
     return vector
@@ -61,14 +66,30 @@ async def test_vectors_are_unit_length_float32_rows(embedder: TransformersEmbedd
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.parametrize("runtime", ["onnxruntime", "torch"])
 async def test_vectors_match_a_direct_unbatched_computation(
-    embedder: TransformersEmbedder, minilm: LoadedModel
+    minilm: LoadedModel, minilm_network: PreTrainedModel, runtime: str
 ) -> None:
+    encoder = minilm.encoder if runtime == "onnxruntime" else TorchEncoder(minilm_network)
+    assert encoder.name == runtime
+    embedder = TransformersEmbedder(dataclasses.replace(minilm, encoder=encoder))
     # Very different lengths: padded together, or split into passes by length.
-    texts = ["query", "a medium sized sentence about mountains and rivers", LONG_TEXT, "x " * 60]
-    vectors = await embedder.embed(texts)
+    texts = [
+        "query",
+        "a medium sized sentence about mountains and rivers",
+        LONG_TEXT,
+        "x " * 60,
+        "two words",
+        "a sentence of eight words, padded in its pass",
+    ]
+    try:
+        vectors = await embedder.embed(texts)
+    finally:
+        await embedder.close()
     for text, vector in zip(texts, vectors, strict=True):
-        np.testing.assert_allclose(vector, direct_embedding(minilm, text), atol=1e-5)
+        np.testing.assert_allclose(
+            vector, direct_embedding(minilm, minilm_network, text), atol=1e-5
+        )
 
 
 async def test_similar_sentences_score_higher_than_unrelated_ones(
@@ -158,27 +179,23 @@ async def test_the_event_loop_keeps_running_while_the_model_works(
     assert max(gaps) < max(0.15, elapsed / 4), f"loop blocked {max(gaps):.3f}s of {elapsed:.3f}s"
 
 
-class FailingOnTrigger(torch.nn.Module):
-    """The real model, except that it fails on any batch containing the trigger token."""
+class FailingOnTrigger:
+    """The real network, except that it fails on any batch containing the trigger token."""
+
+    name = "failing on a trigger"
 
     def __init__(self, minilm: LoadedModel, trigger: str) -> None:
-        super().__init__()
-        self.inner = minilm.model
+        self.inner = minilm.encoder
         (self.trigger_id,) = minilm.tokenizer(trigger, add_special_tokens=False)["input_ids"]
 
-    def forward(self, **inputs: torch.Tensor) -> Any:
-        if bool(torch.eq(inputs["input_ids"], self.trigger_id).any()):
+    def last_hidden_state(self, encoded: Mapping[str, np.ndarray]) -> np.ndarray:
+        if bool((encoded["input_ids"] == self.trigger_id).any()):
             raise RuntimeError("simulated model failure")
-        return self.inner(**inputs)
+        return self.inner.last_hidden_state(encoded)
 
 
 async def test_a_failing_batch_fails_only_its_callers(minilm: LoadedModel) -> None:
-    flaky = LoadedModel(
-        tokenizer=minilm.tokenizer,
-        model=FailingOnTrigger(minilm, "volcano"),
-        window=minilm.window,
-        dimension=minilm.dimension,
-    )
+    flaky = dataclasses.replace(minilm, encoder=FailingOnTrigger(minilm, "volcano"))
     embedder = TransformersEmbedder(flaky, batch_size=2, max_wait_ms=50)
     try:
         results = await asyncio.gather(
@@ -215,11 +232,13 @@ async def test_close_of_an_unused_embedder_is_clean(minilm: LoadedModel) -> None
     await TransformersEmbedder(minilm).close()
 
 
-def test_load_by_name_and_by_directory(minilm: LoadedModel) -> None:
-    embedder = TransformersEmbedder.load("sentence-transformers/all-MiniLM-L6-v2", batch_size=4)
+def test_load_by_name_and_by_directory(minilm: LoadedModel, model_cache: Path) -> None:
+    embedder = TransformersEmbedder.load(
+        "sentence-transformers/all-MiniLM-L6-v2", batch_size=4, cache_dir=model_cache
+    )
     assert (embedder.dimension, embedder.max_tokens) == (384, 256)
     directory = Path(minilm.tokenizer.name_or_path)
-    assert load_model(str(directory)).window == 256
+    assert load_model(str(directory), runtime="torch").window == 256
 
 
 def test_unknown_model_name_is_refused_with_what_is_accepted() -> None:

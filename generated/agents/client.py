@@ -1263,6 +1263,7 @@ class ServiceClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.Client(
             base_url=url,
             headers=_headers(key, headers),
@@ -1784,6 +1785,7 @@ class AsyncServiceClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.AsyncClient(
             base_url=url,
             headers=_headers(key, headers),

@@ -9,10 +9,13 @@ generated namespace class inherit the mixin named after it: ``_WorkflowsExecutio
 and uses only the generated methods, so it imports nothing from the client module.
 
 * ``workflows.executions.run_and_wait(workflow, input=…)`` (the seed's client method): runs a
-  workflow without a server-side wait (file values of ``input`` go as multipart parts, the
-  others in ``_json``), then polls ``workflows.executions.get`` until the execution is
-  terminal; returns a ``RunWorkflowResponse`` (``executionId``, ``status``, ``result``,
-  ``error``). ``timeout_seconds`` (default: none) bounds the whole wait (``TimeoutError``).
+  workflow asking the server to hold the answer until the execution ends (``wait_for_completion``:
+  up to SERVER_WAIT_SECONDS, within ``timeout_seconds`` and 5 s below the client's request
+  timeout), so a short workflow takes one request; one still running then is polled with
+  ``workflows.executions.get`` until it is terminal. File values of ``input`` go as multipart
+  parts, the others in ``_json``. Returns a ``RunWorkflowResponse`` (``executionId``,
+  ``status``, ``result``, ``error``). ``timeout_seconds`` (default: none) bounds the whole wait
+  (``TimeoutError``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,21 @@ __all__ = ["AsyncWorkflowsExecutionsExtension", "WorkflowsExecutionsExtension"]
 TERMINAL = frozenset({"completed", "failed", "cancelled", "rejected"})
 FIRST_POLL_SECONDS = 0.05
 MAX_POLL_SECONDS = 1.0
+SERVER_WAIT_SECONDS = 30
+"""The longest wait a run request asks of the server (which allows up to 60 s)."""
+REQUEST_MARGIN_SECONDS = 5
+"""A held request's wait stays this far below the client's own request timeout."""
+
+
+def _server_wait(request_timeout: float | None, deadline: float | None) -> int | None:
+    """The run request's ``wait_for_completion``: whole seconds within the caller's deadline
+    and below the client's request timeout; ``None`` (no wait) when under a second is left."""
+    seconds = SERVER_WAIT_SECONDS
+    if request_timeout is not None:
+        seconds = min(seconds, int(request_timeout - REQUEST_MARGIN_SECONDS))
+    if deadline is not None:
+        seconds = min(seconds, int(deadline - time.monotonic()))
+    return seconds if seconds >= 1 else None
 
 
 def _is_file(value: object) -> bool:
@@ -58,10 +76,11 @@ def _split(
 
 
 def _terminal_outcome(execution_id: str, execution: Any) -> models.RunWorkflowResponse | None:
-    """The run's outcome once ``execution`` (a ``workflows.executions.get`` answer) is
-    terminal; ``None`` before."""
+    """The run's outcome once ``execution`` (a ``workflows.run`` or
+    ``workflows.executions.get`` answer) is terminal; ``None`` before."""
     summary = getattr(execution, "root", execution)
-    status = str(getattr(summary.status, "value", summary.status))
+    state = getattr(summary.status, "root", summary.status)  # the run's answer wraps it
+    status = str(getattr(state, "value", state))
     if status not in TERMINAL:
         return None
     return models.RunWorkflowResponse.model_validate(
@@ -91,8 +110,17 @@ class WorkflowsExecutionsExtension:
         """Run ``workflow`` (id or slug) and wait until its execution is terminal."""
         deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
         body, files = _split(input, overrides)
-        started = self._client.workflows.run(workflow, body, files=files or None, version=version)
+        started = self._client.workflows.run(
+            workflow,
+            body,
+            files=files or None,
+            version=version,
+            wait_for_completion=_server_wait(self._client.timeout_seconds, deadline),
+        )
         execution_id = started.execution_id
+        outcome = _terminal_outcome(execution_id, started)
+        if outcome is not None:
+            return outcome
         delay = FIRST_POLL_SECONDS
         while True:
             execution = self._client.workflows.executions.get(execution_id)
@@ -123,9 +151,16 @@ class AsyncWorkflowsExecutionsExtension:
         deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
         body, files = _split(input, overrides)
         started = await self._client.workflows.run(
-            workflow, body, files=files or None, version=version
+            workflow,
+            body,
+            files=files or None,
+            version=version,
+            wait_for_completion=_server_wait(self._client.timeout_seconds, deadline),
         )
         execution_id = started.execution_id
+        outcome = _terminal_outcome(execution_id, started)
+        if outcome is not None:
+            return outcome
         delay = FIRST_POLL_SECONDS
         while True:
             execution = await self._client.workflows.executions.get(execution_id)

@@ -314,6 +314,7 @@ class RagClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.Client(
             base_url=url,
             headers=_headers(key, headers),
@@ -441,6 +442,7 @@ class AsyncRagClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.AsyncClient(
             base_url=url,
             headers=_headers(key, headers),

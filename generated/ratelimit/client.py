@@ -268,6 +268,7 @@ class RatelimitClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.Client(
             base_url=url,
             headers=_headers(key, headers),
@@ -368,6 +369,7 @@ class AsyncRatelimitClient:
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
+        self.timeout_seconds = timeout_seconds
         self._http = httpx.AsyncClient(
             base_url=url,
             headers=_headers(key, headers),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 
 from generated.agents.client import (
@@ -274,6 +275,46 @@ def test_run_and_wait_returns_status_and_result(admin: ServiceClient, unique: st
     outcome = admin.workflows.executions.run_and_wait(slug, input={}, timeout_seconds=30)
     assert run_status(outcome) == "completed"
     assert outcome.result == 7 and outcome.execution_id.startswith("wfx_")
+
+
+class CountingTransport(httpx.HTTPTransport):
+    """The network, counting requests by method and path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(f"{request.method} {request.url.path}")
+        return super().handle_request(request)
+
+
+def test_run_and_wait_takes_one_request_when_the_server_can_hold_it(
+    server: RunningServer, admin_key: str, admin: ServiceClient, unique: str
+) -> None:
+    slug = f"held-{unique}"
+    create(admin, _waiting(slug, "1s"))
+    network = CountingTransport()
+    with ServiceClient(api_key=admin_key, base_url=server.url, transport=network) as client:
+        outcome = client.workflows.executions.run_and_wait(slug, timeout_seconds=30)
+    assert run_status(outcome) == "completed" and outcome.result == "done"
+    assert network.requests == [f"POST /api/v1/workflows/{slug}/run"]
+
+
+def test_run_and_wait_polls_when_the_client_timeout_is_too_short_to_hold(
+    server: RunningServer, admin_key: str, admin: ServiceClient, unique: str
+) -> None:
+    slug = f"polled-{unique}"
+    create(admin, _waiting(slug, "2s"))
+    network = CountingTransport()
+    with ServiceClient(
+        api_key=admin_key, base_url=server.url, timeout_seconds=3, transport=network
+    ) as client:
+        outcome = client.workflows.executions.run_and_wait(slug, timeout_seconds=30)
+    assert run_status(outcome) == "completed" and outcome.result == "done"
+    run, *polls = network.requests
+    assert run == f"POST /api/v1/workflows/{slug}/run"
+    assert polls and all(poll.startswith("GET /api/v1/workflows/executions/") for poll in polls)
 
 
 async def test_the_async_client_runs_and_waits_with_a_file(

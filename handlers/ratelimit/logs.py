@@ -72,6 +72,8 @@ def configure(level: str, log_format: str) -> None:
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
-    root.setLevel(_LEVELS.get(level.upper(), logging.WARNING))
-    # the announcements of listeners, loaded domains and reloads are shown at any level
-    logging.getLogger("ratelimit.startup").setLevel(logging.INFO)
+    chosen = _LEVELS.get(level.upper(), logging.WARNING)
+    root.setLevel(chosen)
+    # the announcements of listeners, loaded domains and reloads are shown at any level (and
+    # the startup logger's debug lines at debug)
+    logging.getLogger("ratelimit.startup").setLevel(min(logging.INFO, chosen))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,6 +176,15 @@ def test_process_serves_logs_and_stops_on_sigterm(tmp_path: Path, processes: lis
     assert "loaded domain 'edge'" in messages
     assert "waiting for runtime update" in messages
     assert lines[0]["@timestamp"].endswith("Z") and len(lines[0]["@timestamp"]) == 30
+
+
+def test_the_startup_heap_is_frozen_once_serving(tmp_path: Path, processes: list[Process]) -> None:
+    process = Process({**runtime(tmp_path), "BACKEND_TYPE": "memory", "LOG_LEVEL": "debug"})
+    processes.append(process)
+    process.wait_healthy()
+    _, err = process.stop()
+    (frozen,) = re.findall(r"startup heap frozen: (\d+) objects", err)
+    assert int(frozen) > 10_000  # modules, rules and clients: tens of thousands of objects
 
 
 def test_hot_reload_through_the_running_service(tmp_path: Path, processes: list[Process]) -> None:

@@ -18,6 +18,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -205,6 +206,20 @@ class RagServer:
             self._http = None
 
 
+async def freeze_heap_once_loaded(components: Components) -> None:
+    """Once no component is loading any more, takes everything allocated so far (torch,
+    transformers, the models, LanceDB: some 500k objects) out of the cyclic garbage
+    collector's reach for good (``gc.freeze``): a full collection walking it took 285 ms,
+    a pause any request could hit."""
+    while "loading" in (await components.wait_ready()).values():
+        pass
+    gc.freeze()
+    log.debug(
+        "startup heap frozen: %d objects out of the garbage collector's scans",
+        gc.get_freeze_count(),
+    )
+
+
 async def serve(settings: Settings) -> int:
     """Run until SIGTERM or SIGINT; the exit status."""
     server = RagServer(settings)
@@ -212,10 +227,12 @@ async def serve(settings: Settings) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, server.stopping.set)
     await server.start()
+    freezing = loop.create_task(freeze_heap_once_loaded(server.service.components))
     try:
         await server.stopping.wait()
     finally:
         log.info("shutting down")
+        freezing.cancel()
         await server.stop()
     return 2 if server.fatal is not None else 0
 
@@ -228,7 +245,7 @@ def configure_logging(level: str) -> None:
         stream=sys.stderr,
         force=True,
     )
-    logging.getLogger("rag.startup").setLevel(logging.INFO)
+    logging.getLogger("rag.startup").setLevel(min(logging.INFO, getattr(logging, level)))
     if level != "DEBUG":  # uvicorn's own startup chatter; ours says where it listens
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
 

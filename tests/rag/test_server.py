@@ -142,7 +142,7 @@ def test_the_server_process_announces_itself_serves_and_stops_on_sigterm(
         "RAG_PORT": "0",
         "RAG_DATA_DIR": str(tmp_path / "data"),
         "RAG_LLM_MODEL": str(stopping_model),
-        "LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "DEBUG",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "handlers.rag.server"],
@@ -156,7 +156,7 @@ def test_the_server_process_announces_itself_serves_and_stops_on_sigterm(
         assert process.stderr is not None
         lines: list[str] = []
         found = None
-        while found is None and len(lines) < 50:
+        while found is None and len(lines) < 500:
             lines.append(process.stderr.readline())
             found = re.search(r"rag listening on (http://127\.0\.0\.1:\d+) ", lines[-1])
         assert found, "".join(lines)
@@ -174,6 +174,9 @@ def test_the_server_process_announces_itself_serves_and_stops_on_sigterm(
         rest = process.stderr.read()
         assert "shutting down" in rest
         assert "Traceback" not in rest
+        # once loaded, the heap (torch, transformers, models) is out of the collector's scans
+        (frozen,) = re.findall(r"startup heap frozen: (\d+) objects", "".join(lines) + rest)
+        assert int(frozen) > 100_000
     finally:
         if process.poll() is None:
             process.kill()

@@ -36,6 +36,7 @@ from handlers.agents.rate_limits import (
     rate_limiter_from_settings,
 )
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
+from handlers.startup_heap import freeze_startup_heap
 from webrest import Application
 
 __all__ = ["AgentsServer", "configure_logging", "create_service_app", "main"]
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         log.error("cannot listen on %s:%d: %s", settings.host, settings.port, error)
         return 1
+    freeze_startup_heap(log)  # entry point only: a server run inside a test keeps its heap
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(server.serve())
     return 0

@@ -18,7 +18,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import asyncio
 import contextlib
-import gc
 import logging
 import signal
 import socket
@@ -35,6 +34,7 @@ from handlers.rag.ingest.base import Embedder
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
 from handlers.rag.settings import Settings, SettingsError
 from handlers.rag.stores.base import VectorStore
+from handlers.startup_heap import freeze_startup_heap
 from webrest.application import Application
 
 log = logging.getLogger("rag.startup")
@@ -207,17 +207,11 @@ class RagServer:
 
 
 async def freeze_heap_once_loaded(components: Components) -> None:
-    """Once no component is loading any more, takes everything allocated so far (torch,
-    transformers, the models, LanceDB: some 500k objects) out of the cyclic garbage
-    collector's reach for good (``gc.freeze``): a full collection walking it took 285 ms,
-    a pause any request could hit."""
+    """Once no component is loading any more, freezes the heap (torch, transformers, the
+    models, LanceDB: see :mod:`handlers.startup_heap`)."""
     while "loading" in (await components.wait_ready()).values():
         pass
-    gc.freeze()
-    log.debug(
-        "startup heap frozen: %d objects out of the garbage collector's scans",
-        gc.get_freeze_count(),
-    )
+    freeze_startup_heap(log)
 
 
 async def serve(settings: Settings) -> int:

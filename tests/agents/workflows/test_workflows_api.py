@@ -289,32 +289,34 @@ class CountingTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def test_run_and_wait_takes_one_request_when_the_server_can_hold_it(
-    server: RunningServer, admin_key: str, admin: ServiceClient, unique: str
+@pytest.mark.parametrize(
+    ("pause", "request_timeout", "polled"),
+    [
+        ("1s", 60.0, False),  # the server holds the run until it ends: one request
+        ("2s", 3.0, True),  # too short a request timeout to hold: the run, then polls
+    ],
+)
+def test_run_and_wait_is_held_by_the_server_or_polls(
+    server: RunningServer,
+    admin_key: str,
+    admin: ServiceClient,
+    unique: str,
+    pause: str,
+    request_timeout: float,
+    polled: bool,
 ) -> None:
     slug = f"held-{unique}"
-    create(admin, _waiting(slug, "1s"))
-    network = CountingTransport()
-    with ServiceClient(api_key=admin_key, base_url=server.url, transport=network) as client:
-        outcome = client.workflows.executions.run_and_wait(slug, timeout_seconds=30)
-    assert run_status(outcome) == "completed" and outcome.result == "done"
-    assert network.requests == [f"POST /api/v1/workflows/{slug}/run"]
-
-
-def test_run_and_wait_polls_when_the_client_timeout_is_too_short_to_hold(
-    server: RunningServer, admin_key: str, admin: ServiceClient, unique: str
-) -> None:
-    slug = f"polled-{unique}"
-    create(admin, _waiting(slug, "2s"))
+    create(admin, _waiting(slug, pause))
     network = CountingTransport()
     with ServiceClient(
-        api_key=admin_key, base_url=server.url, timeout_seconds=3, transport=network
+        api_key=admin_key, base_url=server.url, timeout_seconds=request_timeout, transport=network
     ) as client:
         outcome = client.workflows.executions.run_and_wait(slug, timeout_seconds=30)
     assert run_status(outcome) == "completed" and outcome.result == "done"
     run, *polls = network.requests
     assert run == f"POST /api/v1/workflows/{slug}/run"
-    assert polls and all(poll.startswith("GET /api/v1/workflows/executions/") for poll in polls)
+    assert bool(polls) == polled
+    assert all(poll.startswith("GET /api/v1/workflows/executions/") for poll in polls)
 
 
 async def test_the_async_client_runs_and_waits_with_a_file(

@@ -16,7 +16,6 @@ a mask is needed and would bake that decision into the graph, which breaks padde
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import uuid
 import warnings
@@ -36,8 +35,6 @@ __all__ = [
     "export_onnx",
     "onnx_cache_path",
 ]
-
-log = logging.getLogger(__name__)
 
 EXPORT_VERSION = 1
 """Part of the cache key: raised when the export itself changes."""

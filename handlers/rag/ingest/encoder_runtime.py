@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from handlers.rag.model_loading import add_file_fingerprint
+
 __all__ = [
     "EXPORT_VERSION",
     "EncoderRuntime",
@@ -39,7 +41,6 @@ __all__ = [
 EXPORT_VERSION = 1
 """Part of the cache key: raised when the export itself changes."""
 _OPSET = 17
-_DIGEST_BYTES = 1024 * 1024
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 # A padded pair: the traced graph must take the attention mask into account.
 _EXAMPLE_TEXTS = ("a short text", "a longer text, so that the first one of the pair is padded")
@@ -113,9 +114,8 @@ def onnx_cache_path(model_dir: Path, cache_dir: Path) -> Path:
     if config.is_file():
         digest.update(config.read_bytes())
     for weights in sorted(p for p in model_dir.iterdir() if p.suffix in _WEIGHT_SUFFIXES):
-        digest.update(f"{weights.name} {weights.stat().st_size}".encode())
-        with weights.open("rb") as file:
-            digest.update(file.read(_DIGEST_BYTES))
+        digest.update(weights.name.encode())
+        add_file_fingerprint(digest, weights)
     return cache_dir / f"embedding-{model_dir.name}-{digest.hexdigest()[:16]}.onnx"
 
 

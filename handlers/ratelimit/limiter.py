@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable, Sequence
 from random import random
 
-from google.protobuf.duration_pb2 import Duration
-
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import CounterStore, Increment
 from handlers.ratelimit.local_cache import LocalCache
@@ -38,17 +36,24 @@ def near_limit_threshold(limit: int, ratio: float) -> int:
     return int(float32(float32(limit) * float32(ratio)))
 
 
-def cache_key(prefix: str, domain: str, entries: Entries, limit: MatchedLimit, now: int) -> str:
-    """The counter's key, byte-identical to the upstream's:
-    ``prefix + domain_ + (key_value_ per entry) + window start``."""
-    divider = limit.divider
+def key_stem(prefix: str, domain: str, entries: Entries, limit: MatchedLimit) -> str:
+    """The counter key of ``entries`` under ``limit`` without its window start:
+    ``prefix + domain_ + (key_value_ per entry)``, a share_threshold entry counted under its
+    wildcard."""
     patterns = limit.share_patterns
     if patterns:
         entries = tuple(
             (key, patterns.get(index, value)) for index, (key, value) in enumerate(entries)
         )
     body = "".join([f"{key}_{value}_" for key, value in entries])
-    return f"{prefix}{domain}_{body}{now // divider * divider}"
+    return f"{prefix}{domain}_{body}"
+
+
+def cache_key(stem: str, limit: MatchedLimit, now: int) -> str:
+    """The counter's key, byte-identical to the upstream's: the stem and the start of the
+    window that ``now`` falls in."""
+    divider = limit.divider
+    return f"{stem}{now // divider * divider}"
 
 
 class Limiter:
@@ -79,23 +84,27 @@ class Limiter:
     def now(self) -> int:
         return int(self._clock())
 
+    def key_stem(self, domain: str, entries: Entries, limit: MatchedLimit) -> str:
+        """:func:`key_stem` with this limiter's cache key prefix (callers may keep it for as
+        long as ``limit`` applies to ``entries``)."""
+        return key_stem(self._prefix, domain, entries, limit)
+
     async def do_limit(
         self,
-        domain: str,
-        entries: Sequence[Entries],
+        stems: Sequence[str],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
-    ) -> list[rls_pb2.RateLimitResponse.DescriptorStatus]:
-        """One status per descriptor; ``None`` limits (no rule, replaced, unlimited) are OK
-        without touching the store."""
+    ) -> rls_pb2.RateLimitResponse:
+        """A response with one status per descriptor (its overall code left for the caller);
+        ``None`` limits (no rule, replaced, unlimited) are OK without touching the store.
+        ``stems`` are the descriptors' :meth:`key_stem` (any string for a ``None`` limit)."""
         now = int(self._clock())
         count = len(limits)
-        prefix = self._prefix
         keys: list[str] = [""] * count
         for i, limit in enumerate(limits):
             if limit is not None:
                 limit.stats.total_hits.value += hits[i]
-                keys[i] = cache_key(prefix, domain, entries[i], limit, now)
+                keys[i] = cache_key(stems[i], limit, now)
 
         local_over = [False] * count
         any_local_over = False
@@ -120,18 +129,20 @@ class Limiter:
                 increments.append(Increment(key, amounts[i], expire, limit.per_second))
         results = await self.store.increment(increments) if increments else ()
 
-        statuses: list[rls_pb2.RateLimitResponse.DescriptorStatus] = []
+        # statuses are built in place: a status made on its own is copied again when added
+        response = rls_pb2.RateLimitResponse()
+        add = response.statuses.add
         position = 0
         for i, key in enumerate(keys):
             limit = limits[i]
             if not key or limit is None:
-                statuses.append(DescriptorStatus(code=OK))
+                add(code=OK)
             elif local_over[i]:
-                statuses.append(self._local_over_status(limit, hits[i], now))
+                self._local_over_status(add(), limit, hits[i], now)
             else:
-                statuses.append(self._status(limit, key, results[position], hits[i], now))
+                self._status(add(), limit, key, results[position], hits[i], now)
                 position += 1
-        return statuses
+        return response
 
     async def _stop_amounts(
         self,
@@ -167,24 +178,27 @@ class Limiter:
         return found
 
     def _local_over_status(
-        self, limit: MatchedLimit, hits: int, now: int
-    ) -> rls_pb2.RateLimitResponse.DescriptorStatus:
+        self, status: DescriptorStatus, limit: MatchedLimit, hits: int, now: int
+    ) -> None:
         stats = limit.stats
         stats.over_limit.add(hits)
         stats.over_limit_with_local_cache.add(hits)
-        code = OVER_LIMIT
+        status.code = OVER_LIMIT
         if limit.shadow_mode:
-            code = OK
+            status.code = OK
             stats.shadow_mode.add(hits)
-        return DescriptorStatus(
-            code=code,
-            current_limit=limit.current,
-            duration_until_reset=Duration(seconds=limit.divider - now % limit.divider),
-        )
+        status.current_limit.CopyFrom(limit.current)
+        status.duration_until_reset.seconds = limit.divider - now % limit.divider
 
     def _status(
-        self, limit: MatchedLimit, key: str, after: int, hits: int, now: int
-    ) -> rls_pb2.RateLimitResponse.DescriptorStatus:
+        self,
+        status: DescriptorStatus,
+        limit: MatchedLimit,
+        key: str,
+        after: int,
+        hits: int,
+        now: int,
+    ) -> None:
         stats = limit.stats
         ceiling = limit.requests_per_unit
         near = self._near_threshold(ceiling)
@@ -208,9 +222,7 @@ class Limiter:
         if code == OVER_LIMIT and limit.shadow_mode:
             code = OK
             stats.shadow_mode.add(hits if before >= ceiling else after - ceiling)
-        return DescriptorStatus(
-            code=code,
-            current_limit=limit.current,
-            limit_remaining=remaining,
-            duration_until_reset=Duration(seconds=limit.divider - now % limit.divider),
-        )
+        status.code = code
+        status.current_limit.CopyFrom(limit.current)
+        status.limit_remaining = remaining
+        status.duration_until_reset.seconds = limit.divider - now % limit.divider

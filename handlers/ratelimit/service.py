@@ -10,10 +10,11 @@ from typing import Any
 from google.protobuf import struct_pb2, text_format
 
 from generated.proto.envoy.config.core.v3 import base_pb2
+from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import BackendError
-from handlers.ratelimit.config.model import MAX_UINT32, RuleSet, Unit
-from handlers.ratelimit.limiter import OK, OVER_LIMIT, DescriptorStatus, Limiter
+from handlers.ratelimit.config.model import MAX_UINT32, DomainRules, RuleSet, Unit
+from handlers.ratelimit.limiter import OK, OVER_LIMIT, Limiter
 from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
 from handlers.ratelimit.settings import Modes
 from handlers.ratelimit.stats import ServiceStats
@@ -32,8 +33,11 @@ MAX_VALUE_LENGTH = 16384
 
 
 _OVERRIDE_UNITS = frozenset(range(1, 7))  # envoy.type.v3.RateLimitUnit SECOND..YEAR
-_MATCH_CACHE_SIZE = 65536  # distinct (domain, entries) remembered per set of rules
-_UNSEEN = object()
+_MATCH_CACHE_SIZE = 65536  # distinct (domain, descriptor) remembered per set of rules
+
+# a descriptor's limit, the stem of its counter key, its own hits_addend (None: the
+# request's) and whether the limit is plain (neither unlimited nor replacing another)
+_Plan = tuple["MatchedLimit | None", str, "int | None", bool]
 
 
 class ServiceError(Exception):
@@ -50,8 +54,8 @@ class RateLimitService:
         self.stats = stats
         self.modes = modes if modes is not None else Modes()
         self.rules: RuleSet | None = None
-        # (domain, entries) -> the rule that applies; valid for one set of rules
-        self._matches: dict[tuple[str, Entries], MatchedLimit | None] = {}
+        # (domain, a descriptor's bytes) -> its plan; valid for one set of rules
+        self._matches: dict[tuple[str, bytes], _Plan] = {}
         self._headers_enabled = self.modes.response_headers_enabled
 
     def set_rules(self, rules: RuleSet, modes: Modes | None = None) -> None:
@@ -95,67 +99,55 @@ class RateLimitService:
         cache = self._matches
         default_hits = request.hits_addend or 1
 
-        entries_list: list[Entries] = []
+        limiter = self.limiter
+        stems: list[str] = []
         matched: list[MatchedLimit | None] = []
         hits: list[int] = []
+        plain = True
         for descriptor in descriptors:
-            entries = tuple([(e.key, e.value) for e in descriptor.entries])
-            if len(entries) > MAX_ENTRIES or check_strings:
-                _check_entries(entries)
-            entries_list.append(entries)
-            if descriptor.HasField("hits_addend"):
-                addend = descriptor.hits_addend.value
-                if addend > MAX_UINT32:
-                    raise ServiceError(f"rate limit hits_addend must not exceed {MAX_UINT32}")
-                hits.append(addend)
-            else:
-                hits.append(default_hits)
-            if descriptor.HasField("limit"):
-                override = descriptor.limit
-                if override.unit not in _OVERRIDE_UNITS:
-                    raise ServiceError("rate limit override must name a unit from SECOND to YEAR")
-                if domain_rules is None:
-                    stats.domain_not_found(domain).value += 1
-                    matched.append(None)
-                else:
-                    matched.append(
-                        override_limit(
-                            domain, entries, override.requests_per_unit, Unit(override.unit), stats
-                        )
-                    )
-            elif domain_rules is None:
+            if domain_rules is None:  # counted per request: never cached
+                _, _, addend = _read_descriptor(descriptor, check_strings)
                 stats.domain_not_found(domain).value += 1
                 matched.append(None)
-            else:
-                cache_key = (domain, entries)
-                limit = cache.get(cache_key, _UNSEEN)
-                if limit is _UNSEEN:
-                    limit = find_limit(domain_rules, entries, stats)
-                    if len(cache) >= _MATCH_CACHE_SIZE:
-                        cache.clear()
-                    cache[cache_key] = limit
-                matched.append(limit)  # type: ignore[arg-type]
+                stems.append("")
+                hits.append(default_hits if addend is None else addend)
+                continue
+            # a descriptor's plan depends on its bytes alone (entries, hits_addend, limit)
+            cache_key = (domain, descriptor.SerializeToString())
+            plan = cache.get(cache_key)
+            if plan is None:
+                plan = self._plan(domain, domain_rules, descriptor, check_strings)
+                if len(cache) >= _MATCH_CACHE_SIZE:
+                    cache.clear()
+                cache[cache_key] = plan
+            limit, stem, addend, simple = plan
+            matched.append(limit)
+            stems.append(stem)
+            hits.append(default_hits if addend is None else addend)
+            plain = plain and simple
 
-        to_check, unlimited = _limits_to_check(matched)
-        statuses = await self.limiter.do_limit(domain, entries_list, to_check, hits)
+        if plain:  # nothing replaces another limit, nothing is unlimited
+            to_check, unlimited = matched, [False] * len(matched)
+        else:
+            to_check, unlimited = _limits_to_check(matched)
+        response = await limiter.do_limit(stems, to_check, hits)
+        statuses = response.statuses
 
         over = False
         quota_count = quota_over = 0
-        for i, status in enumerate(statuses):
-            if unlimited[i]:
-                statuses[i] = DescriptorStatus(code=OK, limit_remaining=MAX_UINT32)
+        for i, limit in enumerate(to_check):
+            if unlimited[i]:  # OK without counting
+                statuses[i].limit_remaining = MAX_UINT32
                 continue
-            limit = to_check[i]
             if modes.quota_mode or (limit is not None and limit.quota_mode):
                 quota_count += 1
-                quota_over += status.code == OVER_LIMIT
-            elif status.code == OVER_LIMIT:
+                quota_over += statuses[i].code == OVER_LIMIT
+            elif statuses[i].code == OVER_LIMIT:
                 over = True
         if quota_count and quota_over == quota_count:
             over = True
 
-        response = RateLimitResponse(overall_code=OVER_LIMIT if over else OK)
-        response.statuses.extend(statuses)
+        response.overall_code = OVER_LIMIT if over else OK
         if self._headers_enabled:
             self._add_headers(response, to_check, modes)
         if over and modes.shadow_mode:
@@ -164,6 +156,30 @@ class RateLimitService:
         if modes.response_dynamic_metadata:
             _add_dynamic_metadata(response, request, to_check)
         return response
+
+    def _plan(
+        self,
+        domain: str,
+        domain_rules: DomainRules,
+        descriptor: ratelimit_pb2.RateLimitDescriptor,
+        check_strings: bool,
+    ) -> _Plan:
+        """What a descriptor of a known domain decides to: its limit, the stem of its counter
+        key, its own hits_addend (None: the request's) and whether the limit is plain (neither
+        unlimited nor replacing another). Raises :class:`ServiceError` for a bad descriptor,
+        which is then not remembered."""
+        entries, override, addend = _read_descriptor(descriptor, check_strings)
+        stats = self.stats
+        if override is None:
+            limit = find_limit(domain_rules, entries, stats)
+        else:
+            limit = override_limit(
+                domain, entries, override.requests_per_unit, Unit(override.unit), stats
+            )
+        if limit is None:
+            return None, "", addend, True
+        stem = self.limiter.key_stem(domain, entries, limit)
+        return limit, stem, addend, not (limit.unlimited or limit.replaces)
 
     def _add_headers(
         self, response: RateLimitResponse, limits: list[MatchedLimit | None], modes: Modes
@@ -195,6 +211,26 @@ class RateLimitService:
                 base_pb2.HeaderValue(key=modes.reset_header, value=str(reset)),
             )
         )
+
+
+def _read_descriptor(
+    descriptor: ratelimit_pb2.RateLimitDescriptor, check_strings: bool
+) -> tuple[Entries, ratelimit_pb2.RateLimitDescriptor.RateLimitOverride | None, int | None]:
+    """A descriptor's entries, limit override and own hits_addend, each validated."""
+    entries = tuple([(e.key, e.value) for e in descriptor.entries])
+    if len(entries) > MAX_ENTRIES or check_strings:
+        _check_entries(entries)
+    addend: int | None = None
+    if descriptor.HasField("hits_addend"):
+        addend = descriptor.hits_addend.value
+        if addend > MAX_UINT32:
+            raise ServiceError(f"rate limit hits_addend must not exceed {MAX_UINT32}")
+    if not descriptor.HasField("limit"):
+        return entries, None, addend
+    override = descriptor.limit
+    if override.unit not in _OVERRIDE_UNITS:
+        raise ServiceError("rate limit override must name a unit from SECOND to YEAR")
+    return entries, override, addend
 
 
 def _check_bounds(request: rls_pb2.RateLimitRequest) -> None:

@@ -9,7 +9,7 @@ from google.protobuf import json_format
 
 from handlers.ratelimit.service import ServiceError
 from handlers.ratelimit.settings import Modes
-from tests.ratelimit.conftest import descriptor, harness, request
+from tests.ratelimit.conftest import descriptor, harness, request, rules
 
 MINUTE = 2
 SECOND = 1
@@ -155,11 +155,12 @@ descriptors:
 
 async def test_rule5_unlimited_skips_the_cache_and_reports_max_uint32() -> None:
     h = harness(UNLIMITED)
-    result = await decide(h, "unl", descriptor(("vip", "a")))
-    assert result == {
-        "overallCode": "OK",
-        "statuses": [{"code": "OK", "limitRemaining": 4294967295}],
-    }
+    for _ in range(2):  # the second time from what the service remembers of the descriptor
+        result = await decide(h, "unl", descriptor(("vip", "a")))
+        assert result == {
+            "overallCode": "OK",
+            "statuses": [{"code": "OK", "limitRemaining": 4294967295}],
+        }
     assert h.store.increments == []
     assert h.rule("unl.vip")["total_hits"] == 0
 
@@ -380,6 +381,40 @@ async def test_limit_override_applies_to_known_domains_with_its_own_stats_key() 
     ]
     with pytest.raises(ServiceError):
         await decide(h, "basic", descriptor(("a", "b"), limit=(1, 0)))
+
+
+async def test_a_descriptor_seen_before_is_decided_like_a_new_one() -> None:
+    """The service remembers what a descriptor's bytes decide to (limit, counter key, own
+    hits_addend); the request's addend, the statistics and a reload still apply each time."""
+    hourly = """
+domain: d
+descriptors:
+  - key: k
+    rate_limit: {unit: hour, requests_per_unit: 9}
+"""
+    h = harness(hourly)
+    seen = descriptor(("k", "a"))
+    for request_hits, remaining in ((0, 8), (2, 6)):
+        result = await decide(h, "d", seen, hits=request_hits)
+        assert result["statuses"][0]["limitRemaining"] == remaining
+    own_addend = await decide(h, "d", descriptor(("k", "a"), hits=0), hits=5)
+    assert own_addend["statuses"][0]["limitRemaining"] == 6
+    assert await h.store.value("d_k_a_0") == 3
+    assert h.rule("d.k")["total_hits"] == 3
+    # a bad descriptor fails every time, and an unknown domain is counted every time
+    too_many = descriptor(*[(f"k{i}", "v") for i in range(65)])
+    for count in (1, 2):
+        with pytest.raises(ServiceError, match="must not exceed 64 entries"):
+            await decide(h, "d", too_many)
+        assert h.counter("ratelimit.service.call.should_rate_limit.service_error") == count
+        await decide(h, "nope", seen)
+        assert h.counter("ratelimit.service.rate_limit.nope.domain_not_found") == count
+    # new rules: what was remembered under the old ones is forgotten
+    h.service.set_rules(rules(hourly.replace("unit: hour", "unit: minute")))
+    result = await decide(h, "d", seen)
+    assert result["statuses"][0]["currentLimit"] == {"requestsPerUnit": 9, "unit": "MINUTE"}
+    assert result["statuses"][0]["limitRemaining"] == 8
+    assert await h.store.value("d_k_a_1200") == 1
 
 
 async def test_duration_until_reset_and_window_keys() -> None:

@@ -94,10 +94,11 @@ class Limiter:
         stems: Sequence[str],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
-    ) -> rls_pb2.RateLimitResponse:
-        """A response with one status per descriptor (its overall code left for the caller);
-        ``None`` limits (no rule, replaced, unlimited) are OK without touching the store.
-        ``stems`` are the descriptors' :meth:`key_stem` (any string for a ``None`` limit)."""
+    ) -> tuple[rls_pb2.RateLimitResponse, list[int]]:
+        """A response with one status per descriptor (its overall code left for the caller)
+        and the statuses' codes; ``None`` limits (no rule, replaced, unlimited) are OK without
+        touching the store. ``stems`` are the descriptors' :meth:`key_stem` (any string for a
+        ``None`` limit)."""
         now = int(self._clock())
         count = len(limits)
         keys: list[str] = [""] * count
@@ -132,17 +133,19 @@ class Limiter:
         # statuses are built in place: a status made on its own is copied again when added
         response = rls_pb2.RateLimitResponse()
         add = response.statuses.add
+        codes: list[int] = []
         position = 0
         for i, key in enumerate(keys):
             limit = limits[i]
             if not key or limit is None:
                 add(code=OK)
+                codes.append(OK)
             elif local_over[i]:
-                self._local_over_status(add(), limit, hits[i], now)
+                codes.append(self._local_over_status(add(), limit, hits[i], now))
             else:
-                self._status(add(), limit, key, results[position], hits[i], now)
+                codes.append(self._status(add(), limit, key, results[position], hits[i], now))
                 position += 1
-        return response
+        return response, codes
 
     async def _stop_amounts(
         self,
@@ -179,16 +182,19 @@ class Limiter:
 
     def _local_over_status(
         self, status: DescriptorStatus, limit: MatchedLimit, hits: int, now: int
-    ) -> None:
+    ) -> int:
+        """Fill ``status`` for a key over its limit in the local cache; its code."""
         stats = limit.stats
         stats.over_limit.add(hits)
         stats.over_limit_with_local_cache.add(hits)
-        status.code = OVER_LIMIT
+        code = OVER_LIMIT
         if limit.shadow_mode:
-            status.code = OK
+            code = OK
             stats.shadow_mode.add(hits)
+        status.code = code
         status.current_limit.CopyFrom(limit.current)
         status.duration_until_reset.seconds = limit.divider - now % limit.divider
+        return code
 
     def _status(
         self,
@@ -198,7 +204,8 @@ class Limiter:
         after: int,
         hits: int,
         now: int,
-    ) -> None:
+    ) -> int:
+        """Fill ``status`` for a key counted to ``after``; its code."""
         stats = limit.stats
         ceiling = limit.requests_per_unit
         near = self._near_threshold(ceiling)
@@ -226,3 +233,4 @@ class Limiter:
         status.current_limit.CopyFrom(limit.current)
         status.limit_remaining = remaining
         status.duration_until_reset.seconds = limit.divider - now % limit.divider
+        return code

@@ -4,7 +4,8 @@ assemble the response (replaces, unlimited, quota and shadow modes, headers, met
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import struct_pb2, text_format
@@ -17,7 +18,7 @@ from handlers.ratelimit.config.model import MAX_UINT32, DomainRules, RuleSet, Un
 from handlers.ratelimit.limiter import OK, OVER_LIMIT, Limiter
 from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
 from handlers.ratelimit.settings import Modes
-from handlers.ratelimit.stats import ServiceStats
+from handlers.ratelimit.stats import Counter, ServiceStats
 
 log = logging.getLogger("ratelimit.service")
 
@@ -33,11 +34,27 @@ MAX_VALUE_LENGTH = 16384
 
 
 _OVERRIDE_UNITS = frozenset(range(1, 7))  # envoy.type.v3.RateLimitUnit SECOND..YEAR
-_MATCH_CACHE_SIZE = 65536  # distinct (domain, descriptor) remembered per set of rules
+_MATCH_CACHE_SIZE = 65536  # distinct (domain, entries) remembered per set of rules
+_PLAN_CACHE_SIZE = 16384  # distinct requests remembered per set of rules
+_UNSEEN = object()
 
-# a descriptor's limit, the stem of its counter key, its own hits_addend (None: the
-# request's) and whether the limit is plain (neither unlimited nor replacing another)
-_Plan = tuple["MatchedLimit | None", str, "int | None", bool]
+
+@dataclass(frozen=True, slots=True)
+class _RequestPlan:
+    """What a valid request decides to under one set of rules, short of counting."""
+
+    limits: tuple[MatchedLimit | None, ...]
+    """Per descriptor: the limit to count, or None (no rule, unknown domain, replaced,
+    unlimited)."""
+    stems: tuple[str, ...]
+    """Per descriptor: its counter key without the window ("" where no limit is counted)."""
+    hits: tuple[int, ...]
+    unlimited: tuple[int, ...]
+    """The descriptors answered as unlimited."""
+    quota: tuple[bool, ...] | None
+    """Per descriptor: whether it counts in quota mode; None when none does."""
+    domain_not_found: Counter | None
+    """The unknown domain's counter, counted once per descriptor every time."""
 
 
 class ServiceError(Exception):
@@ -54,8 +71,10 @@ class RateLimitService:
         self.stats = stats
         self.modes = modes if modes is not None else Modes()
         self.rules: RuleSet | None = None
-        # (domain, a descriptor's bytes) -> its plan; valid for one set of rules
-        self._matches: dict[tuple[str, bytes], _Plan] = {}
+        # a request's bytes -> its plan, (domain, entries) -> the rule that applies; both
+        # valid for one set of rules
+        self._plans: dict[bytes, _RequestPlan] = {}
+        self._matches: dict[tuple[str, Entries], MatchedLimit | None] = {}
         self._headers_enabled = self.modes.response_headers_enabled
 
     def set_rules(self, rules: RuleSet, modes: Modes | None = None) -> None:
@@ -64,6 +83,7 @@ class RateLimitService:
             self.modes = modes
             # as upstream: once enabled at a load, headers stay on
             self._headers_enabled = self._headers_enabled or modes.response_headers_enabled
+        self._plans = {}
         self._matches = {}
         self.rules = rules
 
@@ -80,6 +100,51 @@ class RateLimitService:
             raise
 
     async def _decide(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
+        # a request's plan depends on its bytes alone (and the rules, which reset the plans)
+        raw = request.SerializeToString()
+        plans = self._plans
+        plan = plans.get(raw)
+        if plan is None:
+            plan = self._plan(request, len(raw))
+            if len(plans) >= _PLAN_CACHE_SIZE:
+                plans.clear()
+            plans[raw] = plan
+        if plan.domain_not_found is not None:
+            plan.domain_not_found.value += len(plan.limits)
+
+        response, codes = await self.limiter.do_limit(plan.stems, plan.limits, plan.hits)
+        statuses = response.statuses
+        for i in plan.unlimited:
+            statuses[i].limit_remaining = MAX_UINT32
+        quota = plan.quota
+        if quota is None:
+            over = OVER_LIMIT in codes
+        else:
+            over = False
+            quota_count = quota_over = 0
+            for in_quota, code in zip(quota, codes, strict=True):
+                if in_quota:
+                    quota_count += 1
+                    quota_over += code == OVER_LIMIT
+                elif code == OVER_LIMIT:
+                    over = True
+            if quota_count and quota_over == quota_count:
+                over = True
+
+        modes = self.modes
+        response.overall_code = OVER_LIMIT if over else OK
+        if self._headers_enabled:
+            self._add_headers(response, plan.limits, modes)
+        if over and modes.shadow_mode:
+            response.overall_code = OK
+            self.stats.global_shadow_mode.add()
+        if modes.response_dynamic_metadata:
+            _add_dynamic_metadata(response, request, plan.limits)
+        return response
+
+    def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
+        """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never
+        remembered) and work out what it decides to, short of counting."""
         domain = request.domain
         if not domain:
             raise ServiceError("rate limit domain must not be empty")
@@ -92,97 +157,62 @@ class RateLimitService:
         if len(domain) > MAX_DOMAIN_LENGTH or len(descriptors) > MAX_DESCRIPTORS:
             _check_bounds(request)
         # no string in a message this small can pass a bound (entry counts are checked below)
-        check_strings = request.ByteSize() > MAX_KEY_LENGTH
-        modes = self.modes
+        check_strings = size > MAX_KEY_LENGTH
         stats = self.stats
         domain_rules = rules.domains.get(domain)
-        cache = self._matches
         default_hits = request.hits_addend or 1
 
-        limiter = self.limiter
-        stems: list[str] = []
         matched: list[MatchedLimit | None] = []
         hits: list[int] = []
-        plain = True
+        entries_list: list[Entries] = []
         for descriptor in descriptors:
-            if domain_rules is None:  # counted per request: never cached
-                _, _, addend = _read_descriptor(descriptor, check_strings)
-                stats.domain_not_found(domain).value += 1
-                matched.append(None)
-                stems.append("")
-                hits.append(default_hits if addend is None else addend)
-                continue
-            # a descriptor's plan depends on its bytes alone (entries, hits_addend, limit)
-            cache_key = (domain, descriptor.SerializeToString())
-            plan = cache.get(cache_key)
-            if plan is None:
-                plan = self._plan(domain, domain_rules, descriptor, check_strings)
-                if len(cache) >= _MATCH_CACHE_SIZE:
-                    cache.clear()
-                cache[cache_key] = plan
-            limit, stem, addend, simple = plan
-            matched.append(limit)
-            stems.append(stem)
+            entries, override, addend = _read_descriptor(descriptor, check_strings)
+            entries_list.append(entries)
             hits.append(default_hits if addend is None else addend)
-            plain = plain and simple
+            if domain_rules is None:
+                matched.append(None)
+            elif override is not None:
+                matched.append(
+                    override_limit(
+                        domain, entries, override.requests_per_unit, Unit(override.unit), stats
+                    )
+                )
+            else:
+                matched.append(self._find_limit(domain_rules, entries))
 
-        if plain:  # nothing replaces another limit, nothing is unlimited
-            to_check, unlimited = matched, [False] * len(matched)
-        else:
-            to_check, unlimited = _limits_to_check(matched)
-        response = await limiter.do_limit(stems, to_check, hits)
-        statuses = response.statuses
+        limits, unlimited = _limits_to_check(matched)
+        key_stem = self.limiter.key_stem
+        stems = tuple(
+            "" if limit is None else key_stem(domain, entries, limit)
+            for limit, entries in zip(limits, entries_list, strict=True)
+        )
+        quota_mode = self.modes.quota_mode
+        quota = tuple(
+            not unlimited[i] and (quota_mode or (limit is not None and limit.quota_mode))
+            for i, limit in enumerate(limits)
+        )
+        return _RequestPlan(
+            limits=tuple(limits),
+            stems=stems,
+            hits=tuple(hits),
+            unlimited=tuple(i for i, flag in enumerate(unlimited) if flag),
+            quota=quota if any(quota) else None,
+            domain_not_found=stats.domain_not_found(domain) if domain_rules is None else None,
+        )
 
-        over = False
-        quota_count = quota_over = 0
-        for i, limit in enumerate(to_check):
-            if unlimited[i]:  # OK without counting
-                statuses[i].limit_remaining = MAX_UINT32
-                continue
-            if modes.quota_mode or (limit is not None and limit.quota_mode):
-                quota_count += 1
-                quota_over += statuses[i].code == OVER_LIMIT
-            elif statuses[i].code == OVER_LIMIT:
-                over = True
-        if quota_count and quota_over == quota_count:
-            over = True
-
-        response.overall_code = OVER_LIMIT if over else OK
-        if self._headers_enabled:
-            self._add_headers(response, to_check, modes)
-        if over and modes.shadow_mode:
-            response.overall_code = OK
-            stats.global_shadow_mode.add()
-        if modes.response_dynamic_metadata:
-            _add_dynamic_metadata(response, request, to_check)
-        return response
-
-    def _plan(
-        self,
-        domain: str,
-        domain_rules: DomainRules,
-        descriptor: ratelimit_pb2.RateLimitDescriptor,
-        check_strings: bool,
-    ) -> _Plan:
-        """What a descriptor of a known domain decides to: its limit, the stem of its counter
-        key, its own hits_addend (None: the request's) and whether the limit is plain (neither
-        unlimited nor replacing another). Raises :class:`ServiceError` for a bad descriptor,
-        which is then not remembered."""
-        entries, override, addend = _read_descriptor(descriptor, check_strings)
-        stats = self.stats
-        if override is None:
-            limit = find_limit(domain_rules, entries, stats)
-        else:
-            limit = override_limit(
-                domain, entries, override.requests_per_unit, Unit(override.unit), stats
-            )
-        if limit is None:
-            return None, "", addend, True
-        stem = self.limiter.key_stem(domain, entries, limit)
-        return limit, stem, addend, not (limit.unlimited or limit.replaces)
+    def _find_limit(self, domain_rules: DomainRules, entries: Entries) -> MatchedLimit | None:
+        cache = self._matches
+        key = (domain_rules.domain, entries)
+        found = cache.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = find_limit(domain_rules, entries, self.stats)
+            if len(cache) >= _MATCH_CACHE_SIZE:
+                cache.clear()
+            cache[key] = found
+        return found  # type: ignore[return-value]
 
     def _add_headers(
-        self, response: RateLimitResponse, limits: list[MatchedLimit | None], modes: Modes
+        self, response: RateLimitResponse, limits: Sequence[MatchedLimit | None], modes: Modes
     ) -> None:
         picked: rls_pb2.RateLimitResponse.DescriptorStatus | None = None
         for status in response.statuses:
@@ -276,7 +306,7 @@ def _limits_to_check(
 def _add_dynamic_metadata(
     response: RateLimitResponse,
     request: rls_pb2.RateLimitRequest,
-    checked: list[MatchedLimit | None],
+    checked: Sequence[MatchedLimit | None],
 ) -> None:
     descriptors: list[dict[str, Any]] = []
     for descriptor in request.descriptors:

@@ -87,7 +87,9 @@ class Timer:
         if len(self._pending) < MAX_PENDING_SAMPLES:
             self._pending.append(milliseconds)
         else:  # reservoir sampling keeps the kept samples uniform over the interval
-            slot = random.randrange(self._pending_count)
+            # (random() rather than randrange: this runs on every request once the reservoir
+            # is full, as it stays where no sink drains it)
+            slot = int(random.random() * self._pending_count)
             if slot < MAX_PENDING_SAMPLES:
                 self._pending[slot] = milliseconds
 

@@ -383,9 +383,9 @@ async def test_limit_override_applies_to_known_domains_with_its_own_stats_key() 
         await decide(h, "basic", descriptor(("a", "b"), limit=(1, 0)))
 
 
-async def test_a_descriptor_seen_before_is_decided_like_a_new_one() -> None:
-    """The service remembers what a descriptor's bytes decide to (limit, counter key, own
-    hits_addend); the request's addend, the statistics and a reload still apply each time."""
+async def test_a_request_seen_before_is_decided_like_a_new_one() -> None:
+    """The service remembers what a request's bytes decide to (limits, counter keys, hits);
+    counting, the statistics and a reload still apply each time."""
     hourly = """
 domain: d
 descriptors:
@@ -394,13 +394,13 @@ descriptors:
 """
     h = harness(hourly)
     seen = descriptor(("k", "a"))
-    for request_hits, remaining in ((0, 8), (2, 6)):
+    for request_hits, remaining in ((0, 8), (0, 7), (2, 5)):
         result = await decide(h, "d", seen, hits=request_hits)
         assert result["statuses"][0]["limitRemaining"] == remaining
     own_addend = await decide(h, "d", descriptor(("k", "a"), hits=0), hits=5)
-    assert own_addend["statuses"][0]["limitRemaining"] == 6
-    assert await h.store.value("d_k_a_0") == 3
-    assert h.rule("d.k")["total_hits"] == 3
+    assert own_addend["statuses"][0]["limitRemaining"] == 5
+    assert await h.store.value("d_k_a_0") == 4
+    assert h.rule("d.k")["total_hits"] == 4
     # a bad descriptor fails every time, and an unknown domain is counted every time
     too_many = descriptor(*[(f"k{i}", "v") for i in range(65)])
     for count in (1, 2):

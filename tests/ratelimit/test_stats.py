@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.ratelimit.stats import sanitize
+from handlers.ratelimit.stats import MAX_PENDING_SAMPLES, Timer, sanitize
 from tests.ratelimit.conftest import descriptor, harness, request
 
 RULES = """
@@ -45,3 +45,19 @@ async def test_rule_stats_are_named_with_sanitized_keys() -> None:
     assert counters["ratelimit.service.rate_limit.edge_v1.remote_address_10_0_0_1.total_hits"] == 1
     assert counters["ratelimit.service.rate_limit.edge_v1.path_/foo_bar_baz.total_hits"] == 1
     assert not [name for name in counters if "10.0.0.1" in name or ":" in name or "|" in name]
+
+
+def test_a_timer_keeps_exact_totals_and_a_uniform_sample_once_its_reservoir_is_full() -> None:
+    timer = Timer("t")
+    recorded = 10 * MAX_PENDING_SAMPLES
+    for value in range(recorded):
+        timer.record(float(value))
+    drained = timer.drain()
+    assert (drained.count, drained.total_ms) == (recorded, sum(range(recorded)))
+    assert len(drained.samples_ms) == MAX_PENDING_SAMPLES
+    # each tenth of the recorded values holds about a tenth of the sample (binomial: 410 ± 19)
+    tenths = [0] * 10
+    for sample in drained.samples_ms:
+        tenths[int(sample) * 10 // recorded] += 1
+    assert all(300 < kept < 520 for kept in tenths), tenths
+    assert timer.drain().samples_ms == [] and timer.count == recorded

@@ -155,7 +155,7 @@ descriptors:
 
 async def test_rule5_unlimited_skips_the_cache_and_reports_max_uint32() -> None:
     h = harness(UNLIMITED)
-    for _ in range(2):  # the second time from what the service remembers of the descriptor
+    for _ in range(2):  # the second time from what the service remembers of the request
         result = await decide(h, "unl", descriptor(("vip", "a")))
         assert result == {
             "overallCode": "OK",

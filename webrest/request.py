@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.requests import Request as StarletteRequest
 from starlette.types import Message, Receive, Scope, Send
 
@@ -52,6 +53,30 @@ class Request(StarletteRequest):
             self._receive.limit = max_bytes
         else:
             self._receive = _LimitedReceive(self._receive, max_bytes)
+
+    async def body(self) -> bytes:
+        """The whole body, read once: Starlette's ``body`` without the async generator and
+        context manager it reads through (a cost paid by every request with a body)."""
+        if not hasattr(self, "_body"):
+            if self._stream_consumed:
+                raise RuntimeError("Stream consumed")
+            receive = self._receive
+            chunks: list[bytes] = []
+            while True:
+                message = await receive()
+                kind = message["type"]
+                if kind == "http.request":
+                    chunk = message.get("body", b"")
+                    if chunk:
+                        chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+                elif kind == "http.disconnect":
+                    self._is_disconnected = True
+                    raise ClientDisconnect()
+            self._stream_consumed = True
+            self._body = b"".join(chunks)
+        return self._body
 
     @property
     def negotiated(self) -> str | None:

@@ -28,6 +28,9 @@ _STATUS_BY_CODE = {
     rls_pb2.RateLimitResponse.OK: 200,
     rls_pb2.RateLimitResponse.OVER_LIMIT: 429,
 }
+# bodies of at most this size are remembered with the request they parse to, this many at most
+PARSED_BODY_MAX_BYTES = 1024
+PARSED_CACHE_SIZE = 16384
 # the upstream serves these paths on any method; the contract documents one each
 _DOCUMENTED_METHODS = {"/json": "POST", "/healthcheck": "GET"}
 
@@ -43,13 +46,23 @@ class HttpHandlers:
     def __init__(self, service: RateLimitService, health: Health) -> None:
         self._service = service
         self._health = health
+        # a body's bytes -> the request it parses to (read only from then on, as the service
+        # never changes a request); bounded like the service's plans
+        self._parsed: dict[bytes, rls_pb2.RateLimitRequest] = {}
 
     async def should_rate_limit(self, *, body: bytes) -> models.RateLimitResponse | Response:
-        try:
-            request = parse_request(body)
-        except ValueError as error:
-            log.debug("bad /json request: %s", error)
-            return plain_error(400, "Bad Request")
+        parsed = self._parsed
+        request = parsed.get(body)
+        if request is None:
+            try:
+                request = parse_request(body)
+            except ValueError as error:
+                log.debug("bad /json request: %s", error)
+                return plain_error(400, "Bad Request")
+            if len(body) <= PARSED_BODY_MAX_BYTES:
+                if len(parsed) >= PARSED_CACHE_SIZE:
+                    parsed.clear()
+                parsed[body] = request
         try:
             decision = await self._service.should_rate_limit(request)
         except (ServiceError, BackendError) as error:

@@ -11,6 +11,7 @@ enums are names or numbers, output omits zero values and prints enums by name.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _json_string
 from typing import Any
 
 from google.protobuf import json_format
@@ -29,16 +30,11 @@ _OVERRIDE_UNITS = {
     "MONTH": 5,
     "YEAR": 6,
 }
-_CODES = {0: "UNKNOWN", 1: "OK", 2: "OVER_LIMIT"}
-_UNITS = {
-    0: "UNKNOWN",
-    1: "SECOND",
-    2: "MINUTE",
-    3: "HOUR",
-    4: "DAY",
-    5: "MONTH",
-    6: "YEAR",
-    7: "WEEK",
+# enum values as JSON (quoted names); a number outside the enum is written as the number
+_CODE_JSON = {0: '"UNKNOWN"', 1: '"OK"', 2: '"OVER_LIMIT"'}
+_UNIT_JSON = {
+    number: f'"{name}"'
+    for number, name in enumerate(["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"])
 }
 
 
@@ -178,20 +174,25 @@ def parse_request(body: bytes) -> rls_pb2.RateLimitRequest:
 
 
 def response_json(response: rls_pb2.RateLimitResponse) -> bytes:
-    """Compact proto3 JSON of a decision: lowerCamel names, enum names, zero values omitted."""
-    document: dict[str, Any] = {}
-    if response.overall_code:
-        document["overallCode"] = _CODES.get(response.overall_code, response.overall_code)
-    if response.statuses:
-        document["statuses"] = [_status(status) for status in response.statuses]
+    """Compact proto3 JSON of a decision: lowerCamel names, enum names, zero values omitted,
+    fields in the order of their declaration (as Go's ``protojson`` writes them)."""
+    parts: list[str] = []
+    code = response.overall_code
+    if code:
+        parts.append('"overallCode":' + _enum(_CODE_JSON, code))
+    statuses = response.statuses
+    if statuses:
+        parts.append('"statuses":[' + ",".join(map(_status, statuses)) + "]")
     if response.response_headers_to_add:
-        document["responseHeadersToAdd"] = [
-            _header(header) for header in response.response_headers_to_add
-        ]
+        parts.append(
+            '"responseHeadersToAdd":'
+            + _dumps([_header(header) for header in response.response_headers_to_add])
+        )
     if response.request_headers_to_add:
-        document["requestHeadersToAdd"] = [
-            _header(header) for header in response.request_headers_to_add
-        ]
+        parts.append(
+            '"requestHeadersToAdd":'
+            + _dumps([_header(header) for header in response.request_headers_to_add])
+        )
     if response.raw_body or response.HasField("dynamic_metadata") or response.HasField("quota"):
         rest = json_format.MessageToDict(
             rls_pb2.RateLimitResponse(
@@ -202,34 +203,50 @@ def response_json(response: rls_pb2.RateLimitResponse) -> bytes:
                 quota=response.quota if response.HasField("quota") else None,
             )
         )
-        document.update(rest)
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+        parts.extend(_dumps(key) + ":" + _dumps(value) for key, value in rest.items())
+    return ("{" + ",".join(parts) + "}").encode()
 
 
-def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> dict[str, Any]:
-    item: dict[str, Any] = {}
-    if status.code:
-        item["code"] = _CODES.get(status.code, status.code)
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _enum(names: dict[int, str], number: int) -> str:
+    name = names.get(number)
+    return str(number) if name is None else name
+
+
+def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
+    # written out field by field: this runs for every descriptor of every /json answer
+    parts: list[str] = []
+    code = status.code
+    if code:
+        parts.append('"code":' + _enum(_CODE_JSON, code))
     if status.HasField("current_limit"):
         limit = status.current_limit
-        current: dict[str, Any] = {}
-        if limit.name:
-            current["name"] = limit.name
-        if limit.requests_per_unit:
-            current["requestsPerUnit"] = limit.requests_per_unit
-        if limit.unit:
-            current["unit"] = _UNITS.get(limit.unit, limit.unit)
-        item["currentLimit"] = current
-    if status.limit_remaining:
-        item["limitRemaining"] = status.limit_remaining
+        current: list[str] = []
+        name = limit.name
+        if name:
+            current.append('"name":' + _json_string(name))
+        requests_per_unit = limit.requests_per_unit
+        if requests_per_unit:
+            current.append(f'"requestsPerUnit":{requests_per_unit}')
+        unit = limit.unit
+        if unit:
+            current.append('"unit":' + _enum(_UNIT_JSON, unit))
+        parts.append('"currentLimit":{' + ",".join(current) + "}")
+    remaining = status.limit_remaining
+    if remaining:
+        parts.append(f'"limitRemaining":{remaining}')
     if status.HasField("duration_until_reset"):
         reset = status.duration_until_reset
-        item["durationUntilReset"] = (
-            f"{reset.seconds}s" if not reset.nanos else json_format.MessageToDict(reset)
-        )
+        if reset.nanos:
+            parts.append('"durationUntilReset":' + _dumps(json_format.MessageToDict(reset)))
+        else:
+            parts.append(f'"durationUntilReset":"{reset.seconds}s"')
     if status.HasField("quota"):
-        item["quota"] = json_format.MessageToDict(status.quota)
-    return item
+        parts.append('"quota":' + _dumps(json_format.MessageToDict(status.quota)))
+    return "{" + ",".join(parts) + "}"
 
 
 def _header(header: base_pb2.HeaderValue) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import httpx
@@ -9,8 +10,9 @@ import pytest
 
 from handlers.ratelimit import health as components
 from handlers.ratelimit.health import Health
-from handlers.ratelimit.http import create_http_app
+from handlers.ratelimit.http import PARSED_BODY_MAX_BYTES, HttpHandlers, create_http_app
 from tests.ratelimit.conftest import Harness, harness
+from webrest import Response
 
 RULES = """
 domain: edge
@@ -109,3 +111,27 @@ async def test_healthcheck(client: httpx.AsyncClient, health: Health) -> None:
     health.set(components.SIGTERM, False)
     down = await client.get("/healthcheck")
     assert (down.status_code, down.content) == (500, b"")
+
+
+async def test_a_body_seen_before_is_decided_and_counted_again(h: Harness) -> None:
+    handlers = HttpHandlers(h.service, Health())
+    body = json.dumps(BODY).encode()
+    first = await handlers.should_rate_limit(body=body)
+    second = await handlers.should_rate_limit(body=body)
+    assert isinstance(first, Response) and isinstance(second, Response)
+    assert (first.status_code, second.status_code) == (200, 429)
+    assert h.rule("edge.remote_address")["total_hits"] == 2
+    for _ in range(2):  # bad bodies are rejected every time: unparsable, or refused
+        for bad_body in (b"{not json", b'{"domain": "edge"}'):
+            bad = await handlers.should_rate_limit(body=bad_body)
+            assert isinstance(bad, Response) and bad.status_code == 400
+    assert h.counter("ratelimit.service.call.should_rate_limit.service_error") == 2
+    large = json.dumps(
+        {"domain": "edge", "descriptors": [{"entries": [{"key": "remote_address", "value": "b" * 2000}]}]}
+    ).encode()
+    assert len(large) > PARSED_BODY_MAX_BYTES
+    for expected in (200, 429):
+        answer = await handlers.should_rate_limit(body=large)
+        assert isinstance(answer, Response) and answer.status_code == expected
+    # what is remembered: parsed bodies up to the size bound
+    assert list(handlers._parsed) == [body, b'{"domain": "edge"}']

@@ -119,3 +119,19 @@ def _responses() -> list[rls_pb2.RateLimitResponse]:
 @pytest.mark.parametrize("response", _responses())
 def test_responses_match_json_format(response: rls_pb2.RateLimitResponse) -> None:
     assert json.loads(response_json(response)) == json_format.MessageToDict(response)
+
+
+def test_response_json_is_compact_in_declaration_order_with_strings_escaped() -> None:
+    r = rls_pb2.RateLimitResponse
+    response = r(overall_code=r.OVER_LIMIT)
+    limit = r.RateLimit(name='q"\\ ✓\n', requests_per_unit=5, unit=r.RateLimit.WEEK)
+    response.statuses.add(code=r.OVER_LIMIT, current_limit=limit).duration_until_reset.seconds = 58
+    response.statuses.add(code=7)  # proto3 enums are open: a number outside it stays a number
+    response.statuses.add(current_limit=r.RateLimit(unit=9))
+    expected = (
+        '{"overallCode":"OVER_LIMIT","statuses":[{"code":"OVER_LIMIT","currentLimit":'
+        r'{"name":"q\"\\ ✓\n","requestsPerUnit":5,"unit":"WEEK"},"durationUntilReset":"58s"},'
+        '{"code":7},{"currentLimit":{"unit":9}}]}'
+    )
+    assert response_json(response) == expected.encode()
+    assert json.loads(response_json(response)) == json_format.MessageToDict(response)

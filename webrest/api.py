@@ -185,7 +185,7 @@ class RestApi:
             raise HttpError(405, f"Method {method} not allowed", headers={"Allow": allow})
 
         offered = endpoint.declaration.produces or self.formats.writable
-        accept = request.headers.get("accept")
+        accept = request.header(b"accept")
         chosen = negotiate(accept, offered)
         if chosen is None and self.lenient_accept and offered:
             chosen = offered[0]

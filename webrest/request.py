@@ -40,13 +40,22 @@ class Request(StarletteRequest):
         """Make ``value`` available to ``Value(name)`` parameters of the method called later."""
         self.scope["webrest.values"][name] = value
 
+    def header(self, name: bytes) -> str | None:
+        """The first value of header ``name`` (lower case, as ASGI servers pass names), or
+        ``None``: ``headers.get`` without building the headers mapping or raising inside it
+        for an absent header, for the lookups made on every request."""
+        for key, value in self.scope["headers"]:
+            if key == name:
+                return value.decode("latin-1")  # type: ignore[no-any-return]
+        return None
+
     def limit_body(self, max_bytes: int, *, check_length: bool = True) -> None:
         """Answer 413 when the body is, or turns out while read to be, over ``max_bytes``.
 
         ``check_length=False`` only counts the bytes read, without rejecting a larger
         ``Content-Length`` up front: for a limit that a later, route-specific one may raise.
         """
-        length = self.headers.get("content-length") if check_length else None
+        length = self.header(b"content-length") if check_length else None
         if length is not None and length.isdigit() and int(length) > max_bytes:
             raise _too_large(max_bytes)
         if isinstance(self._receive, _LimitedReceive):

@@ -179,7 +179,7 @@ def response_json(response: rls_pb2.RateLimitResponse) -> bytes:
     parts: list[str] = []
     code = response.overall_code
     if code:
-        parts.append('"overallCode":' + _enum(_CODE_JSON, code))
+        parts.append('"overallCode":' + (_CODE_JSON.get(code) or str(code)))
     statuses = response.statuses
     if statuses:
         parts.append('"statuses":[' + ",".join(map(_status, statuses)) + "]")
@@ -211,17 +211,12 @@ def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _enum(names: dict[int, str], number: int) -> str:
-    name = names.get(number)
-    return str(number) if name is None else name
-
-
 def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
     # written out field by field: this runs for every descriptor of every /json answer
     parts: list[str] = []
     code = status.code
     if code:
-        parts.append('"code":' + _enum(_CODE_JSON, code))
+        parts.append('"code":' + (_CODE_JSON.get(code) or str(code)))
     if status.HasField("current_limit"):
         limit = status.current_limit
         current: list[str] = []
@@ -233,7 +228,7 @@ def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
             current.append(f'"requestsPerUnit":{requests_per_unit}')
         unit = limit.unit
         if unit:
-            current.append('"unit":' + _enum(_UNIT_JSON, unit))
+            current.append('"unit":' + (_UNIT_JSON.get(unit) or str(unit)))
         parts.append('"currentLimit":{' + ",".join(current) + "}")
     remaining = status.limit_remaining
     if remaining:

@@ -51,3 +51,13 @@ async def test_a_consumed_stream_cannot_be_read_as_a_body() -> None:
     assert [chunk async for chunk in request.stream()] == [b"ab", b""]
     with pytest.raises(RuntimeError, match="Stream consumed"):
         await request.body()
+
+
+def test_header_is_the_first_value_of_a_lower_case_name_or_none() -> None:
+    request = _request()
+    request.scope["headers"] = [(b"accept", b"a/b"), (b"x-twice", b"1"), (b"x-twice", b"2")]
+    assert request.header(b"accept") == "a/b"
+    assert request.header(b"x-twice") == "1" == request.headers.get("x-twice")
+    assert request.header(b"content-length") is None
+    request.scope["headers"] = [(b"x-latin", "é".encode("latin-1"))]
+    assert request.header(b"x-latin") == "é" == request.headers.get("x-latin")

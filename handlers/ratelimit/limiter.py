@@ -100,30 +100,32 @@ class Limiter:
         touching the store. ``stems`` are the descriptors' :meth:`key_stem` (any string for a
         ``None`` limit)."""
         now = int(self._clock())
-        count = len(limits)
-        keys: list[str] = [""] * count
-        for i, limit in enumerate(limits):
-            if limit is not None:
-                limit.stats.total_hits.value += hits[i]
-                keys[i] = cache_key(stems[i], limit, now)
+        keys: list[str] = []  # "" where nothing is counted
+        for limit, stem, hit in zip(limits, stems, hits, strict=True):
+            if limit is None:
+                keys.append("")
+            else:
+                limit.stats.total_hits.value += hit
+                keys.append(cache_key(stem, limit, now))
 
-        local_over = [False] * count
-        any_local_over = False
+        # which keys are over in the local cache (None: none is)
+        local_over: list[bool] | None = None
         cache = self._local_cache
         if cache is not None:
-            for i, key in enumerate(keys):
-                if key and cache.contains(key):
-                    local_over[i] = any_local_over = True
+            local_over = [bool(key) and cache.contains(key) for key in keys]
+            if not any(local_over):
+                local_over = None
 
         amounts = hits
         if self._stop_when_over:
-            amounts = await self._stop_amounts(keys, limits, hits, local_over, any_local_over)
+            amounts = await self._stop_amounts(keys, limits, hits, local_over is not None)
 
         increments: list[Increment] = []
         jitter_max = self._jitter_max
         for i, key in enumerate(keys):
-            limit = limits[i]
-            if key and limit is not None and not local_over[i]:
+            if key and (local_over is None or not local_over[i]):
+                limit = limits[i]
+                assert limit is not None
                 expire = limit.divider
                 if jitter_max > 0:
                     expire += self._jitter(jitter_max)
@@ -137,10 +139,10 @@ class Limiter:
         position = 0
         for i, key in enumerate(keys):
             limit = limits[i]
-            if not key or limit is None:
+            if limit is None:
                 add(code=OK)
                 codes.append(OK)
-            elif local_over[i]:
+            elif local_over is not None and local_over[i]:
                 codes.append(self._local_over_status(add(), limit, hits[i], now))
             else:
                 codes.append(self._status(add(), limit, key, results[position], hits[i], now))
@@ -152,7 +154,6 @@ class Limiter:
         keys: list[str],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
-        local_over: list[bool],
         any_local_over: bool,
     ) -> list[int]:
         """STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: when one key would go over, only the keys
@@ -208,7 +209,9 @@ class Limiter:
         """Fill ``status`` for a key counted to ``after``; its code."""
         stats = limit.stats
         ceiling = limit.requests_per_unit
-        near = self._near_threshold(ceiling)
+        near = self._near.get(ceiling)
+        if near is None:
+            near = self._near_threshold(ceiling)
         before = (after - hits) % _UINT64
         remaining = 0
         if after > ceiling:
@@ -223,7 +226,7 @@ class Limiter:
         else:
             code = OK
             remaining = ceiling - after
-            stats.within_limit.add(hits)
+            stats.within_limit.value += hits
             if after > near:
                 stats.near_limit.add(hits if before >= near else after - near)
         if code == OVER_LIMIT and limit.shadow_mode:

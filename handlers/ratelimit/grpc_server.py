@@ -48,7 +48,7 @@ class RateLimitServicer(rls_pb2_grpc.RateLimitServiceServicer):
         started = time.perf_counter()
         self._requests.value += 1
         try:
-            return await self._service.should_rate_limit(request)
+            return (await self._service.decide(request)).response
         except (ServiceError, BackendError) as error:
             await context.abort(grpc.StatusCode.UNKNOWN, str(error))
             raise  # abort raises; this keeps type checkers informed

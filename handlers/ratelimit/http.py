@@ -16,7 +16,7 @@ from generated.ratelimit import models
 from generated.ratelimit.routes import create_app
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.health import Health
-from handlers.ratelimit.proto_json import parse_request, response_json
+from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
 from handlers.ratelimit.service import RateLimitService, ServiceError
 from webrest import Response
 from webrest.application import Application
@@ -64,12 +64,17 @@ class HttpHandlers:
                     parsed.clear()
                 parsed[body] = request
         try:
-            decision = await self._service.should_rate_limit(request)
+            decision = await self._service.decide(request)
         except (ServiceError, BackendError) as error:
             log.debug("/json request failed: %s", error)
             return plain_error(400, "Bad Request")
-        status = _STATUS_BY_CODE.get(decision.overall_code, 500)
-        return Response.status(status).type("application/json").body(response_json(decision))
+        response = decision.response
+        if decision.statuses_only:
+            body = decision_json(response, decision.codes, decision.limits)
+        else:
+            body = response_json(response)
+        status = _STATUS_BY_CODE.get(response.overall_code, 500)
+        return Response.status(status).type("application/json").body(body)
 
     async def healthcheck(self) -> Response:
         if self._health.healthy():

@@ -14,6 +14,7 @@ from typing import Any
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.config.model import DescriptorNode, DomainRules, Unit
+from handlers.ratelimit.proto_json import current_limit_json
 from handlers.ratelimit.stats import RateLimitStats, ServiceStats
 
 Entries = tuple[tuple[str, str], ...]
@@ -39,6 +40,8 @@ class MatchedLimit:
     per_second: bool = field(init=False)
     current: rls_pb2.RateLimitResponse.RateLimit = field(init=False)
     """The ``current_limit`` of this limit's statuses, built once."""
+    current_json: str = field(init=False)
+    """``current`` as the ``"currentLimit":{...}`` member of a status in proto3 JSON."""
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
@@ -53,6 +56,7 @@ class MatchedLimit:
                 name=self.name,
             ),
         )
+        set_field(self, "current_json", current_limit_json(self.current))
 
 
 def wildcard_match(pattern: str, value: str) -> bool:

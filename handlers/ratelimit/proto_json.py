@@ -11,13 +11,17 @@ enums are names or numbers, output omits zero values and prints enums by name.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from json.encoder import encode_basestring as _json_string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import json_format
 
 from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+
+if TYPE_CHECKING:
+    from handlers.ratelimit.matching import MatchedLimit
 
 _UINT32 = (1 << 32) - 1
 _UINT64 = (1 << 64) - 1
@@ -34,7 +38,9 @@ _OVERRIDE_UNITS = {
 _CODE_JSON = {0: '"UNKNOWN"', 1: '"OK"', 2: '"OVER_LIMIT"'}
 _UNIT_JSON = {
     number: f'"{name}"'
-    for number, name in enumerate(["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"])
+    for number, name in enumerate(
+        ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"]
+    )
 }
 
 
@@ -211,6 +217,49 @@ def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def decision_json(
+    response: rls_pb2.RateLimitResponse,
+    codes: Sequence[int],
+    limits: Sequence[MatchedLimit | None],
+) -> bytes:
+    """:func:`response_json` of a response that holds an overall code and statuses only,
+    made by the limiter: status *i* has code ``codes[i]`` and, where ``limits[i]`` is not
+    None, that limit's current limit and a whole number of seconds until reset. Only the two
+    values that vary are read back from the message."""
+    statuses: list[str] = []
+    for status, code, limit in zip(response.statuses, codes, limits, strict=True):
+        parts = ['"code":' + (_CODE_JSON.get(code) or str(code))] if code else []
+        if limit is not None:
+            parts.append(limit.current_json)
+        remaining = status.limit_remaining
+        if remaining:
+            parts.append(f'"limitRemaining":{remaining}')
+        if limit is not None:
+            parts.append(f'"durationUntilReset":"{status.duration_until_reset.seconds}s"')
+        statuses.append("{" + ",".join(parts) + "}")
+    overall = response.overall_code
+    head = '{"overallCode":' + (_CODE_JSON.get(overall) or str(overall)) if overall else "{"
+    if not statuses:
+        return (head + "}").encode()
+    separator = "," if overall else ""
+    return (head + separator + '"statuses":[' + ",".join(statuses) + "]}").encode()
+
+
+def current_limit_json(limit: rls_pb2.RateLimitResponse.RateLimit) -> str:
+    """The ``"currentLimit":{...}`` member of a status."""
+    current: list[str] = []
+    name = limit.name
+    if name:
+        current.append('"name":' + _json_string(name))
+    requests_per_unit = limit.requests_per_unit
+    if requests_per_unit:
+        current.append(f'"requestsPerUnit":{requests_per_unit}')
+    unit = limit.unit
+    if unit:
+        current.append('"unit":' + (_UNIT_JSON.get(unit) or str(unit)))
+    return '"currentLimit":{' + ",".join(current) + "}"
+
+
 def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
     # written out field by field: this runs for every descriptor of every /json answer
     parts: list[str] = []
@@ -218,18 +267,7 @@ def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
     if code:
         parts.append('"code":' + (_CODE_JSON.get(code) or str(code)))
     if status.HasField("current_limit"):
-        limit = status.current_limit
-        current: list[str] = []
-        name = limit.name
-        if name:
-            current.append('"name":' + _json_string(name))
-        requests_per_unit = limit.requests_per_unit
-        if requests_per_unit:
-            current.append(f'"requestsPerUnit":{requests_per_unit}')
-        unit = limit.unit
-        if unit:
-            current.append('"unit":' + (_UNIT_JSON.get(unit) or str(unit)))
-        parts.append('"currentLimit":{' + ",".join(current) + "}")
+        parts.append(current_limit_json(status.current_limit))
     remaining = status.limit_remaining
     if remaining:
         parts.append(f'"limitRemaining":{remaining}')

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf import struct_pb2, text_format
 
@@ -57,6 +57,21 @@ class _RequestPlan:
     """The unknown domain's counter, counted once per descriptor every time."""
 
 
+class Decision(NamedTuple):
+    """A decision's response and what its statuses were made from, for writers that would
+    rather not read the message back."""
+
+    response: RateLimitResponse
+    codes: list[int]
+    """Per status: its code."""
+    limits: tuple[MatchedLimit | None, ...]
+    """Per status: the limit it was counted under (its ``current_limit`` and whole seconds
+    until reset), or None (an OK status without either)."""
+    statuses_only: bool
+    """The response holds an overall code and statuses, nothing else (no headers, no
+    dynamic metadata)."""
+
+
 class ServiceError(Exception):
     """The request cannot be decided (empty domain, no descriptors, no configuration, a bad
     override). The message is the upstream's; gRPC answers UNKNOWN with it."""
@@ -90,6 +105,10 @@ class RateLimitService:
     async def should_rate_limit(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
         """The decision for ``request``; raises :class:`ServiceError` or
         :class:`~handlers.ratelimit.backends.BackendError` (each counted)."""
+        return (await self.decide(request)).response
+
+    async def decide(self, request: rls_pb2.RateLimitRequest) -> Decision:
+        """:meth:`should_rate_limit` with what its response was made from."""
         try:
             return await self._decide(request)
         except ServiceError:
@@ -99,7 +118,7 @@ class RateLimitService:
             self.stats.redis_error.add()
             raise
 
-    async def _decide(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
+    async def _decide(self, request: rls_pb2.RateLimitRequest) -> Decision:
         # a request's plan depends on its bytes alone (and the rules, which reset the plans)
         raw = request.SerializeToString()
         plans = self._plans
@@ -140,7 +159,12 @@ class RateLimitService:
             self.stats.global_shadow_mode.add()
         if modes.response_dynamic_metadata:
             _add_dynamic_metadata(response, request, plan.limits)
-        return response
+        return Decision(
+            response,
+            codes,
+            plan.limits,
+            not self._headers_enabled and not modes.response_dynamic_metadata,
+        )
 
     def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
         """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never

@@ -126,9 +126,8 @@ async def test_a_body_seen_before_is_decided_and_counted_again(h: Harness) -> No
             bad = await handlers.should_rate_limit(body=bad_body)
             assert isinstance(bad, Response) and bad.status_code == 400
     assert h.counter("ratelimit.service.call.should_rate_limit.service_error") == 2
-    large = json.dumps(
-        {"domain": "edge", "descriptors": [{"entries": [{"key": "remote_address", "value": "b" * 2000}]}]}
-    ).encode()
+    entry = {"key": "remote_address", "value": "b" * 2000}
+    large = json.dumps({"domain": "edge", "descriptors": [{"entries": [entry]}]}).encode()
     assert len(large) > PARSED_BODY_MAX_BYTES
     for expected in (200, 429):
         answer = await handlers.should_rate_limit(body=large)

@@ -11,7 +11,9 @@ from google.protobuf import json_format, struct_pb2
 
 from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.proto_json import parse_request, response_json
+from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
+from handlers.ratelimit.settings import Modes
+from tests.ratelimit.conftest import descriptor, harness, request
 
 ACCEPTED = [
     {"domain": "d", "descriptors": [{"entries": [{"key": "k", "value": "v"}]}]},
@@ -135,3 +137,64 @@ def test_response_json_is_compact_in_declaration_order_with_strings_escaped() ->
     )
     assert response_json(response) == expected.encode()
     assert json.loads(response_json(response)) == json_format.MessageToDict(response)
+
+
+ALL_KINDS = r"""
+domain: all
+descriptors:
+  - key: a
+    rate_limit: {unit: minute, requests_per_unit: 2, name: "q\"\\ ✓"}
+  - key: shadow
+    shadow_mode: true
+    rate_limit: {unit: second, requests_per_unit: 1}
+  - key: unl
+    rate_limit: {unlimited: true}
+  - key: k1
+    descriptors:
+      - key: user
+        rate_limit: {unit: hour, requests_per_unit: 5, name: specific}
+  - key: k2
+    descriptors:
+      - key: user
+        rate_limit: {unit: day, requests_per_unit: 3, replaces: [{name: specific}]}
+"""
+
+
+@pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
+async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> None:
+    h = harness(ALL_KINDS, modes=modes, local_cache_bytes=1 << 20)
+    requests = [
+        request("all", descriptor(("a", "x"))),
+        request("all", descriptor(("shadow", "x")), descriptor(("unl", "x"))),
+        request(
+            "all", descriptor(("k1", "v"), ("user", "u")), descriptor(("k2", "v"), ("user", "u"))
+        ),
+        request("all", descriptor(("none", "x")), descriptor(("a", "y"), limit=(1, 4))),
+        request("other", descriptor(("a", "x"))),
+        request("all", descriptor(("a", "z"), hits=3), descriptor(("k1", "v"), ("user", "w"))),
+    ]
+    written: list[bytes] = []
+    for _ in range(3):
+        for each in requests:
+            decision = await h.service.decide(each)
+            assert decision.statuses_only
+            text = decision_json(decision.response, decision.codes, decision.limits)
+            assert text == response_json(decision.response)
+            written.append(text)
+    everything = b"".join(written)
+    for kind in (
+        b'"OVER_LIMIT"',
+        b'"limitRemaining":4294967295',
+        b'"name":"q\\"\\\\ \xe2\x9c\x93"',
+    ):
+        assert kind in everything
+    assert h.counter("ratelimit.service.rate_limit.all.a.over_limit_with_local_cache") > 0
+
+
+@pytest.mark.parametrize(
+    "modes", [Modes(response_headers_enabled=True), Modes(response_dynamic_metadata=True)]
+)
+async def test_a_decision_with_headers_or_metadata_is_not_statuses_only(modes: Modes) -> None:
+    h = harness(ALL_KINDS, modes=modes)
+    decision = await h.service.decide(request("all", descriptor(("a", "x"))))
+    assert not decision.statuses_only

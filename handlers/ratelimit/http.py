@@ -16,6 +16,7 @@ from generated.ratelimit import models
 from generated.ratelimit.routes import create_app
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.health import Health
+from handlers.ratelimit.memo import remember
 from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
 from handlers.ratelimit.service import RateLimitService, ServiceError
 from webrest import Response
@@ -60,9 +61,7 @@ class HttpHandlers:
                 log.debug("bad /json request: %s", error)
                 return plain_error(400, "Bad Request")
             if len(body) <= PARSED_BODY_MAX_BYTES:
-                if len(parsed) >= PARSED_CACHE_SIZE:
-                    parsed.clear()
-                parsed[body] = request
+                remember(parsed, body, request, PARSED_CACHE_SIZE)
         try:
             decision = await self._service.decide(request)
         except (ServiceError, BackendError) as error:

@@ -209,9 +209,7 @@ class Limiter:
         """Fill ``status`` for a key counted to ``after``; its code."""
         stats = limit.stats
         ceiling = limit.requests_per_unit
-        near = self._near.get(ceiling)
-        if near is None:
-            near = self._near_threshold(ceiling)
+        near = self._near_threshold(ceiling)
         before = (after - hits) % _UINT64
         remaining = 0
         if after > ceiling:
@@ -226,7 +224,7 @@ class Limiter:
         else:
             code = OK
             remaining = ceiling - after
-            stats.within_limit.value += hits
+            stats.within_limit.add(hits)
             if after > near:
                 stats.near_limit.add(hits if before >= near else after - near)
         if code == OVER_LIMIT and limit.shadow_mode:

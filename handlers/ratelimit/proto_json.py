@@ -238,11 +238,10 @@ def decision_json(
             parts.append(f'"durationUntilReset":"{status.duration_until_reset.seconds}s"')
         statuses.append("{" + ",".join(parts) + "}")
     overall = response.overall_code
-    head = '{"overallCode":' + (_CODE_JSON.get(overall) or str(overall)) if overall else "{"
-    if not statuses:
-        return (head + "}").encode()
-    separator = "," if overall else ""
-    return (head + separator + '"statuses":[' + ",".join(statuses) + "]}").encode()
+    parts = ['"overallCode":' + (_CODE_JSON.get(overall) or str(overall))] if overall else []
+    if statuses:
+        parts.append('"statuses":[' + ",".join(statuses) + "]")
+    return ("{" + ",".join(parts) + "}").encode()
 
 
 def current_limit_json(limit: rls_pb2.RateLimitResponse.RateLimit) -> str:

@@ -17,6 +17,7 @@ from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.config.model import MAX_UINT32, DomainRules, RuleSet, Unit
 from handlers.ratelimit.limiter import OK, OVER_LIMIT, Limiter
 from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
+from handlers.ratelimit.memo import remember
 from handlers.ratelimit.settings import Modes
 from handlers.ratelimit.stats import Counter, ServiceStats
 
@@ -124,10 +125,7 @@ class RateLimitService:
         plans = self._plans
         plan = plans.get(raw)
         if plan is None:
-            plan = self._plan(request, len(raw))
-            if len(plans) >= _PLAN_CACHE_SIZE:
-                plans.clear()
-            plans[raw] = plan
+            plan = remember(plans, raw, self._plan(request, len(raw)), _PLAN_CACHE_SIZE)
         if plan.domain_not_found is not None:
             plan.domain_not_found.value += len(plan.limits)
 
@@ -229,10 +227,9 @@ class RateLimitService:
         key = (domain_rules.domain, entries)
         found = cache.get(key, _UNSEEN)
         if found is _UNSEEN:
-            found = find_limit(domain_rules, entries, self.stats)
-            if len(cache) >= _MATCH_CACHE_SIZE:
-                cache.clear()
-            cache[key] = found
+            found = remember(
+                cache, key, find_limit(domain_rules, entries, self.stats), _MATCH_CACHE_SIZE
+            )
         return found  # type: ignore[return-value]
 
     def _add_headers(

@@ -126,7 +126,7 @@ class Settings:
     retrieval_top_k: int = 8
     ready_timeout: float = 120.0
     # vector store
-    index_threshold: int = 50_000
+    index_threshold: int = 5_000  # LanceDbStore's INDEX_THRESHOLD (its docstring says why)
     weaviate_url: str = ""
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""

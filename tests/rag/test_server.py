@@ -15,6 +15,7 @@ import pytest
 
 from handlers.rag.server import main, serve
 from handlers.rag.settings import Settings, SettingsError
+from handlers.rag.stores.lancedb_store import INDEX_THRESHOLD
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +31,7 @@ def test_defaults() -> None:
     assert settings.max_upload_bytes == 52_428_800
     assert settings.retrieval_top_k == 8
     assert settings.ready_timeout == 120.0
-    assert settings.index_threshold == 50_000
+    assert settings.index_threshold == INDEX_THRESHOLD == 5_000  # the store's own default
     assert settings.store_kind == "lancedb"
     assert settings.llm_context_window is None
     assert settings.torch_threads is None

@@ -45,13 +45,15 @@ from handlers.rag.stores.consistency import (
     without_document,
 )
 
-__all__ = ["LanceDbStore", "reciprocal_rank_fusion"]
+__all__ = ["INDEX_THRESHOLD", "LanceDbStore", "reciprocal_rank_fusion"]
 
 log = logging.getLogger(__name__)
 
 RRF_K = 60
 CANDIDATES = 10  # per ranked list at least: fusion needs more than the final few
 VECTOR_INDEX = "vector_idx"  # LanceDB's name for the index on the vector column
+INDEX_THRESHOLD = 5_000  # rows from which the vector index beats an exact scan (see __init__)
+REFINE_FACTOR = 2  # indexed queries re-rank this many times the rows wanted on full vectors
 MAX_VECTOR_DELTAS = 2  # rebuild the vector index once optimize has appended more parts
 CLEANUP_OLDER_THAN = datetime.timedelta(hours=1)  # old table versions kept this long
 _CHUNK_COLUMNS = ["text", "document_id", "filename", "position", "page", "content_hash"]
@@ -74,7 +76,13 @@ class LanceDbStore:
 
     ``index_threshold``: once the chunks table holds this many rows, an approximate nearest
     neighbour index (IVF_SQ, cosine) is built in the background; rows written after it are
-    searched exhaustively until the next background refresh folds them in.
+    searched exhaustively until the next background refresh folds them in. An exact scan
+    costs about 0.5 µs a row (384 dimensions: 2.4 ms at 2k rows, 6 ms at 10k, 15 ms at 30k,
+    37 ms at 100k) and an indexed query about 2 ms up to 10k rows and 5 ms at 100k, so the
+    default index comes early. Indexed queries fetch ``REFINE_FACTOR`` times the rows wanted
+    from the scalar-quantised index and re-rank them on the stored vectors: recall@10 against
+    an exact search on random unit vectors (the hardest case for quantisation) goes from
+    0.96-0.98 to 1.0 for 0.4-0.9 ms.
     """
 
     def __init__(
@@ -82,7 +90,7 @@ class LanceDbStore:
         directory: Path,
         dimension: int,
         *,
-        index_threshold: int = 50_000,
+        index_threshold: int = INDEX_THRESHOLD,
         table_prefix: str = "",
     ) -> None:
         if dimension < 1:
@@ -352,9 +360,9 @@ class LanceDbStore:
                 return
 
     async def _build_vector_index(self, table: AsyncTable, reason: str) -> None:
-        """IVF_SQ measured best here at 100k x 384 (build 2 s, recall@10 0.96 on random
-        vectors at 3 ms; IVF_HNSW_SQ: build 40 s, recall 0.3, and no merging of the parts
-        that optimize appends)."""
+        """IVF_SQ measured best here at 100k x 384 (build 1-2 s, recall@10 0.96 on random
+        vectors at 4.4 ms, 1.0 at 5.3 ms with the refine step; IVF_HNSW_SQ: build 40 s,
+        recall 0.3, and no merging of the parts that optimize appends)."""
         rows = await table.count_rows()
         log.info("lancedb vector index build started rows=%d reason=%s", rows, reason)
         started = time.perf_counter()
@@ -381,7 +389,9 @@ class LanceDbStore:
         if not self._live.documents:
             return []
         wanted = max(limit, CANDIDATES)
-        by_vector_query = table.vector_search(query).distance_type("cosine")
+        by_vector_query = (
+            table.vector_search(query).distance_type("cosine").refine_factor(REFINE_FACTOR)
+        )
         by_text_query = table.query().nearest_to_text(text, columns="text")
         async with self._live.reading() as live:
             try:

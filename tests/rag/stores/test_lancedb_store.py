@@ -3,8 +3,9 @@ vector index is built in the background, tables can share a directory."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,64 @@ async def test_indexed_search_finds_what_an_exact_search_finds(tmp_path: Path) -
 def _row(chunk: Chunk) -> int:
     """The row of ``chunk`` in the corpus of :func:`synthetic_documents`."""
     return int(chunk.document_id.rsplit("-", 1)[1]) * CHUNKS_PER_DOCUMENT + chunk.position
+
+
+async def test_index_upkeep_waits_for_writes_to_pause_or_pile_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    optimized: list[str] = []
+    real_optimize = AsyncTable.optimize
+
+    async def counted(self: AsyncTable, **kwargs: Any) -> Any:
+        optimized.append(self.name)
+        return await real_optimize(self, **kwargs)
+
+    monkeypatch.setattr(AsyncTable, "optimize", counted)
+    documents = synthetic_documents(500, DIMENSION, 13)
+    # writes piling up: the third one starts the upkeep, however long the delay
+    store = LanceDbStore(tmp_path / "a", DIMENSION, maintenance_delay=3600, maintenance_writes=3)
+    await store.open()
+    try:
+        for record, chunks, vectors in documents[:2]:
+            await store.replace_document(record, chunks, vectors)
+        await asyncio.sleep(0.2)
+        assert optimized == []
+        # what is not folded into the indexes yet is found all the same
+        _, chunks, vectors = documents[1]
+        assert (await store.search(chunks[3].text, vectors[3], 1))[0].chunk == chunks[3]
+        by_text = await store.search(chunks[4].text, unit_vectors(1, DIMENSION, 0)[0], 10)
+        assert chunks[4] in [hit.chunk for hit in by_text]
+        record, chunks, vectors = documents[2]
+        await store.replace_document(record, chunks, vectors)
+        await _eventually(lambda: optimized == ["chunks", "documents"])
+        # wait_idle does not wait for the delay
+        record, chunks, vectors = documents[3]
+        await store.replace_document(record, chunks, vectors)
+        await asyncio.wait_for(store.wait_idle(), 30)
+        assert optimized == ["chunks", "documents"] * 2
+    finally:
+        await store.close()
+    # writes pausing: the upkeep runs once, the delay after the last of them
+    optimized.clear()
+    store = LanceDbStore(tmp_path / "b", DIMENSION, maintenance_delay=0.5)
+    await store.open()
+    try:
+        await store.wait_idle()
+        optimized.clear()
+        for record, chunks, vectors in documents[:3]:
+            await store.replace_document(record, chunks, vectors)
+        await asyncio.sleep(0.2)
+        assert optimized == []
+        await _eventually(lambda: optimized == ["chunks", "documents"])
+    finally:
+        await store.close()
+
+
+async def _eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
 
 
 async def test_the_vector_index_is_used_after_reopening(tmp_path: Path) -> None:

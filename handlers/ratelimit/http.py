@@ -63,16 +63,16 @@ class HttpHandlers:
             if len(body) <= PARSED_BODY_MAX_BYTES:
                 remember(parsed, body, request, PARSED_CACHE_SIZE)
         try:
-            decision = await self._service.decide(request)
+            decision = await self._service.decide(request, message=False)
         except (ServiceError, BackendError) as error:
             log.debug("/json request failed: %s", error)
             return plain_error(400, "Bad Request")
-        response = decision.response
-        if decision.statuses_only:
-            body = decision_json(response, decision.codes, decision.limits)
+        overall, codes, remaining, limits, now, response = decision
+        if response is None:
+            body = decision_json(overall, codes, remaining, limits, now)
         else:
             body = response_json(response)
-        status = _STATUS_BY_CODE.get(response.overall_code, 500)
+        status = _STATUS_BY_CODE.get(overall, 500)
         return Response.status(status).type("application/json").body(body)
 
     async def healthcheck(self) -> Response:

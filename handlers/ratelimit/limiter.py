@@ -10,14 +10,14 @@ import struct
 import time
 from collections.abc import Callable, Sequence
 from random import random
+from typing import NamedTuple, TypeAlias
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import CounterStore, Increment
 from handlers.ratelimit.local_cache import LocalCache
 from handlers.ratelimit.matching import Entries, MatchedLimit
 
-DescriptorStatus = rls_pb2.RateLimitResponse.DescriptorStatus
-RateLimit = rls_pb2.RateLimitResponse.RateLimit
+Code: TypeAlias = rls_pb2.RateLimitResponse.Code.ValueType
 OK = rls_pb2.RateLimitResponse.OK
 OVER_LIMIT = rls_pb2.RateLimitResponse.OVER_LIMIT
 
@@ -47,6 +47,43 @@ def key_stem(prefix: str, domain: str, entries: Entries, limit: MatchedLimit) ->
         )
     body = "".join([f"{key}_{value}_" for key, value in entries])
     return f"{prefix}{domain}_{body}"
+
+
+class Counted(NamedTuple):
+    """What counting a request's descriptors gave, per descriptor in order."""
+
+    codes: list[Code]
+    """OK or OVER_LIMIT (OK for a descriptor without a limit, or one in shadow mode)."""
+    remaining: list[int]
+    """Hits left in the window; 0 where over the limit or without a limit."""
+    now: int
+    """The time counted at, in whole seconds (the windows' reset is measured from it)."""
+
+
+def response_message(
+    overall_code: Code,
+    codes: Sequence[Code],
+    remaining: Sequence[int],
+    limits: Sequence[MatchedLimit | None],
+    now: int,
+) -> rls_pb2.RateLimitResponse:
+    """The response with these statuses: each with its code and remaining hits, and where it
+    has a limit, that limit as ``current_limit`` and the seconds until its window resets."""
+    response = rls_pb2.RateLimitResponse()
+    if overall_code:  # set as an attribute: a keyword argument to the constructor costs more
+        response.overall_code = overall_code
+    # statuses are built in place: a status made on its own is copied again when added
+    add = response.statuses.add
+    for code, left, limit in zip(codes, remaining, limits, strict=True):
+        status = add()
+        status.code = code
+        if left:
+            status.limit_remaining = left
+        if limit is not None:
+            status.current_limit.CopyFrom(limit.current)
+            divider = limit.divider  # seconds_until_reset, without a call per status
+            status.duration_until_reset.seconds = divider - now % divider
+    return response
 
 
 def cache_key(stem: str, limit: MatchedLimit, now: int) -> str:
@@ -89,16 +126,16 @@ class Limiter:
         long as ``limit`` applies to ``entries``)."""
         return key_stem(self._prefix, domain, entries, limit)
 
-    async def do_limit(
+    async def count(
         self,
         stems: Sequence[str],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
-    ) -> tuple[rls_pb2.RateLimitResponse, list[int]]:
-        """A response with one status per descriptor (its overall code left for the caller)
-        and the statuses' codes; ``None`` limits (no rule, replaced, unlimited) are OK without
-        touching the store. ``stems`` are the descriptors' :meth:`key_stem` (any string for a
-        ``None`` limit)."""
+    ) -> Counted:
+        """Counts each descriptor's hits under its limit and decides it; ``None`` limits (no
+        rule, replaced, unlimited) are OK without touching the store. ``stems`` are the
+        descriptors' :meth:`key_stem` (any string for a ``None`` limit). The statuses of a
+        response are :func:`response_message` of what this returns."""
         now = int(self._clock())
         keys: list[str] = []  # "" where nothing is counted
         for limit, stem, hit in zip(limits, stems, hits, strict=True):
@@ -132,22 +169,24 @@ class Limiter:
                 increments.append(Increment(key, amounts[i], expire, limit.per_second))
         results = await self.store.increment(increments) if increments else ()
 
-        # statuses are built in place: a status made on its own is copied again when added
-        response = rls_pb2.RateLimitResponse()
-        add = response.statuses.add
-        codes: list[int] = []
+        codes: list[Code] = []
+        remaining: list[int] = []
         position = 0
         for i, key in enumerate(keys):
             limit = limits[i]
             if limit is None:
-                add(code=OK)
                 codes.append(OK)
+                remaining.append(0)
             elif local_over is not None and local_over[i]:
-                codes.append(self._local_over_status(add(), limit, hits[i], now))
+                codes.append(self._local_over(limit, hits[i]))
+                remaining.append(0)
             else:
-                codes.append(self._status(add(), limit, key, results[position], hits[i], now))
+                after = results[position]
                 position += 1
-        return response, codes
+                codes.append(self._decide(limit, key, after, hits[i]))
+                ceiling = limit.requests_per_unit
+                remaining.append(ceiling - after if after <= ceiling else 0)
+        return Counted(codes, remaining, now)
 
     async def _stop_amounts(
         self,
@@ -181,10 +220,8 @@ class Limiter:
             found = self._near[limit] = near_limit_threshold(limit, self._ratio)
         return found
 
-    def _local_over_status(
-        self, status: DescriptorStatus, limit: MatchedLimit, hits: int, now: int
-    ) -> int:
-        """Fill ``status`` for a key over its limit in the local cache; its code."""
+    def _local_over(self, limit: MatchedLimit, hits: int) -> Code:
+        """Counts a key over its limit in the local cache; its code."""
         stats = limit.stats
         stats.over_limit.add(hits)
         stats.over_limit_with_local_cache.add(hits)
@@ -192,26 +229,14 @@ class Limiter:
         if limit.shadow_mode:
             code = OK
             stats.shadow_mode.add(hits)
-        status.code = code
-        status.current_limit.CopyFrom(limit.current)
-        status.duration_until_reset.seconds = limit.divider - now % limit.divider
         return code
 
-    def _status(
-        self,
-        status: DescriptorStatus,
-        limit: MatchedLimit,
-        key: str,
-        after: int,
-        hits: int,
-        now: int,
-    ) -> int:
-        """Fill ``status`` for a key counted to ``after``; its code."""
+    def _decide(self, limit: MatchedLimit, key: str, after: int, hits: int) -> Code:
+        """Counts the statistics of a key counted to ``after``; its code."""
         stats = limit.stats
         ceiling = limit.requests_per_unit
         near = self._near_threshold(ceiling)
         before = (after - hits) % _UINT64
-        remaining = 0
         if after > ceiling:
             code = OVER_LIMIT
             if before >= ceiling:
@@ -223,15 +248,10 @@ class Limiter:
                 self._local_cache.add(key, limit.divider)
         else:
             code = OK
-            remaining = ceiling - after
             stats.within_limit.add(hits)
             if after > near:
                 stats.near_limit.add(hits if before >= near else after - near)
         if code == OVER_LIMIT and limit.shadow_mode:
             code = OK
             stats.shadow_mode.add(hits if before >= ceiling else after - ceiling)
-        status.code = code
-        status.current_limit.CopyFrom(limit.current)
-        status.limit_remaining = remaining
-        status.duration_until_reset.seconds = limit.divider - now % limit.divider
         return code

@@ -58,6 +58,11 @@ class MatchedLimit:
         )
         set_field(self, "current_json", current_limit_json(self.current))
 
+    def seconds_until_reset(self, now: int) -> int:
+        """Whole seconds from ``now`` (whole seconds) to the end of this limit's window."""
+        divider = self.divider
+        return divider - now % divider
+
 
 def wildcard_match(pattern: str, value: str) -> bool:
     """Whether ``value`` matches ``pattern``, each ``*`` standing for any characters."""

@@ -218,27 +218,26 @@ def _dumps(value: object) -> str:
 
 
 def decision_json(
-    response: rls_pb2.RateLimitResponse,
+    overall_code: int,
     codes: Sequence[int],
+    remaining: Sequence[int],
     limits: Sequence[MatchedLimit | None],
+    now: int,
 ) -> bytes:
-    """:func:`response_json` of a response that holds an overall code and statuses only,
-    made by the limiter: status *i* has code ``codes[i]`` and, where ``limits[i]`` is not
-    None, that limit's current limit and a whole number of seconds until reset. Only the two
-    values that vary are read back from the message."""
+    """:func:`response_json` of :func:`~handlers.ratelimit.limiter.response_message` of the
+    same values, written from them without making the message."""
     statuses: list[str] = []
-    for status, code, limit in zip(response.statuses, codes, limits, strict=True):
+    for code, left, limit in zip(codes, remaining, limits, strict=True):
         parts = ['"code":' + (_CODE_JSON.get(code) or str(code))] if code else []
         if limit is not None:
             parts.append(limit.current_json)
-        remaining = status.limit_remaining
-        if remaining:
-            parts.append(f'"limitRemaining":{remaining}')
+        if left:
+            parts.append(f'"limitRemaining":{left}')
         if limit is not None:
-            parts.append(f'"durationUntilReset":"{status.duration_until_reset.seconds}s"')
+            parts.append(f'"durationUntilReset":"{limit.seconds_until_reset(now)}s"')
         statuses.append("{" + ",".join(parts) + "}")
-    overall = response.overall_code
-    parts = ['"overallCode":' + (_CODE_JSON.get(overall) or str(overall))] if overall else []
+    head = ['"overallCode":' + (_CODE_JSON.get(overall_code) or str(overall_code))]
+    parts = head if overall_code else []
     if statuses:
         parts.append('"statuses":[' + ",".join(statuses) + "]")
     return ("{" + ",".join(parts) + "}").encode()

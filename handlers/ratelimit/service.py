@@ -15,7 +15,7 @@ from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.config.model import MAX_UINT32, DomainRules, RuleSet, Unit
-from handlers.ratelimit.limiter import OK, OVER_LIMIT, Limiter
+from handlers.ratelimit.limiter import OK, OVER_LIMIT, Code, Limiter, response_message
 from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
 from handlers.ratelimit.memo import remember
 from handlers.ratelimit.settings import Modes
@@ -59,18 +59,22 @@ class _RequestPlan:
 
 
 class Decision(NamedTuple):
-    """A decision's response and what its statuses were made from, for writers that would
-    rather not read the message back."""
+    """A decision: what its response is made of, and the response message where one was
+    asked for or where it holds more than an overall code and statuses."""
 
-    response: RateLimitResponse
-    codes: list[int]
+    overall_code: Code
+    codes: list[Code]
     """Per status: its code."""
+    remaining: list[int]
+    """Per status: its ``limit_remaining``."""
     limits: tuple[MatchedLimit | None, ...]
-    """Per status: the limit it was counted under (its ``current_limit`` and whole seconds
-    until reset), or None (an OK status without either)."""
-    statuses_only: bool
-    """The response holds an overall code and statuses, nothing else (no headers, no
-    dynamic metadata)."""
+    """Per status: the limit it was counted under (its ``current_limit`` and the seconds
+    until reset), or None (a status without either)."""
+    now: int
+    """The time counted at, in whole seconds."""
+    response: RateLimitResponse | None
+    """The response message; None only when it was not asked for and would hold nothing
+    but the overall code and the statuses (no headers, no dynamic metadata)."""
 
 
 class ServiceError(Exception):
@@ -106,12 +110,15 @@ class RateLimitService:
     async def should_rate_limit(self, request: rls_pb2.RateLimitRequest) -> RateLimitResponse:
         """The decision for ``request``; raises :class:`ServiceError` or
         :class:`~handlers.ratelimit.backends.BackendError` (each counted)."""
-        return (await self.decide(request)).response
+        response = (await self.decide(request)).response
+        assert response is not None
+        return response
 
-    async def decide(self, request: rls_pb2.RateLimitRequest) -> Decision:
-        """:meth:`should_rate_limit` with what its response was made from."""
+    async def decide(self, request: rls_pb2.RateLimitRequest, *, message: bool = True) -> Decision:
+        """:meth:`should_rate_limit` with what its response was made from; ``message=False``
+        leaves the response message unmade where the rest tells all of it."""
         try:
-            return await self._decide(request)
+            return await self._decide(request, message)
         except ServiceError:
             self.stats.service_error.add()
             raise
@@ -119,7 +126,7 @@ class RateLimitService:
             self.stats.redis_error.add()
             raise
 
-    async def _decide(self, request: rls_pb2.RateLimitRequest) -> Decision:
+    async def _decide(self, request: rls_pb2.RateLimitRequest, message: bool) -> Decision:
         # a request's plan depends on its bytes alone (and the rules, which reset the plans)
         raw = request.SerializeToString()
         plans = self._plans
@@ -129,10 +136,9 @@ class RateLimitService:
         if plan.domain_not_found is not None:
             plan.domain_not_found.value += len(plan.limits)
 
-        response, codes = await self.limiter.do_limit(plan.stems, plan.limits, plan.hits)
-        statuses = response.statuses
+        codes, remaining, now = await self.limiter.count(plan.stems, plan.limits, plan.hits)
         for i in plan.unlimited:
-            statuses[i].limit_remaining = MAX_UINT32
+            remaining[i] = MAX_UINT32
         quota = plan.quota
         if quota is None:
             over = OVER_LIMIT in codes
@@ -149,20 +155,19 @@ class RateLimitService:
                 over = True
 
         modes = self.modes
-        response.overall_code = OVER_LIMIT if over else OK
-        if self._headers_enabled:
-            self._add_headers(response, plan.limits, modes)
+        overall = OVER_LIMIT if over else OK
         if over and modes.shadow_mode:
-            response.overall_code = OK
+            overall = OK
             self.stats.global_shadow_mode.add()
-        if modes.response_dynamic_metadata:
-            _add_dynamic_metadata(response, request, plan.limits)
-        return Decision(
-            response,
-            codes,
-            plan.limits,
-            not self._headers_enabled and not modes.response_dynamic_metadata,
-        )
+        response = None
+        headers, metadata = self._headers_enabled, modes.response_dynamic_metadata
+        if message or headers or metadata:
+            response = response_message(overall, codes, remaining, plan.limits, now)
+            if headers:
+                self._add_headers(response, plan.limits, modes)
+            if metadata:
+                _add_dynamic_metadata(response, request, plan.limits)
+        return Decision(overall, codes, remaining, plan.limits, now, response)
 
     def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
         """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never

@@ -177,8 +177,9 @@ async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> N
     for _ in range(3):
         for each in requests:
             decision = await h.service.decide(each)
-            assert decision.statuses_only
-            text = decision_json(decision.response, decision.codes, decision.limits)
+            assert decision.response is not None
+            overall, codes, remaining, limits, now, _ = decision
+            text = decision_json(overall, codes, remaining, limits, now)
             assert text == response_json(decision.response)
             written.append(text)
     everything = b"".join(written)
@@ -191,10 +192,20 @@ async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> N
     assert h.counter("ratelimit.service.rate_limit.all.a.over_limit_with_local_cache") > 0
 
 
+async def test_the_message_is_left_unmade_only_where_not_asked_for() -> None:
+    h = harness(ALL_KINDS)
+    one = request("all", descriptor(("a", "x")))
+    assert (await h.service.decide(one, message=False)).response is None
+    assert (await h.service.decide(one)).response is not None
+
+
 @pytest.mark.parametrize(
     "modes", [Modes(response_headers_enabled=True), Modes(response_dynamic_metadata=True)]
 )
-async def test_a_decision_with_headers_or_metadata_is_not_statuses_only(modes: Modes) -> None:
+async def test_a_decision_with_headers_or_metadata_has_its_message(modes: Modes) -> None:
     h = harness(ALL_KINDS, modes=modes)
-    decision = await h.service.decide(request("all", descriptor(("a", "x"))))
-    assert not decision.statuses_only
+    decision = await h.service.decide(request("all", descriptor(("a", "x"))), message=False)
+    assert decision.response is not None
+    assert decision.response.response_headers_to_add or decision.response.HasField(
+        "dynamic_metadata"
+    )

@@ -10,7 +10,7 @@ import struct
 import time
 from collections.abc import Callable, Sequence
 from random import random
-from typing import NamedTuple, TypeAlias
+from typing import TypeAlias
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import CounterStore, Increment
@@ -49,15 +49,11 @@ def key_stem(prefix: str, domain: str, entries: Entries, limit: MatchedLimit) ->
     return f"{prefix}{domain}_{body}"
 
 
-class Counted(NamedTuple):
-    """What counting a request's descriptors gave, per descriptor in order."""
-
-    codes: list[Code]
-    """OK or OVER_LIMIT (OK for a descriptor without a limit, or one in shadow mode)."""
-    remaining: list[int]
-    """Hits left in the window; 0 where over the limit or without a limit."""
-    now: int
-    """The time counted at, in whole seconds (the windows' reset is measured from it)."""
+Counted: TypeAlias = tuple[list[Code], list[int], int]
+"""What counting a request's descriptors gave: per descriptor in order, its code (OK or
+OVER_LIMIT; OK without a limit or in shadow mode) and the hits left in its window (0 where over
+the limit or without a limit); then the time counted at, in whole seconds (the windows' reset
+is measured from it). A plain tuple: one is made per request."""
 
 
 def response_message(
@@ -186,7 +182,7 @@ class Limiter:
                 codes.append(self._decide(limit, key, after, hits[i]))
                 ceiling = limit.requests_per_unit
                 remaining.append(ceiling - after if after <= ceiling else 0)
-        return Counted(codes, remaining, now)
+        return codes, remaining, now
 
     async def _stop_amounts(
         self,

@@ -36,6 +36,7 @@ _OVERRIDE_UNITS = {
 }
 # enum values as JSON (quoted names); a number outside the enum is written as the number
 _CODE_JSON = {0: '"UNKNOWN"', 1: '"OK"', 2: '"OVER_LIMIT"'}
+_CODE_MEMBER = {code: '"code":' + text for code, text in _CODE_JSON.items() if code}
 _UNIT_JSON = {
     number: f'"{name}"'
     for number, name in enumerate(
@@ -225,21 +226,28 @@ def decision_json(
     now: int,
 ) -> bytes:
     """:func:`response_json` of :func:`~handlers.ratelimit.limiter.response_message` of the
-    same values, written from them without making the message."""
+    same values, written from them without making the message (each status in one f-string:
+    this runs for every ``/json`` answer)."""
     statuses: list[str] = []
     for code, left, limit in zip(codes, remaining, limits, strict=True):
-        parts = ['"code":' + (_CODE_JSON.get(code) or str(code))] if code else []
-        if limit is not None:
-            parts.append(limit.current_json)
-        if left:
-            parts.append(f'"limitRemaining":{left}')
-        if limit is not None:
-            parts.append(f'"durationUntilReset":"{limit.seconds_until_reset(now)}s"')
-        statuses.append("{" + ",".join(parts) + "}")
-    head = ['"overallCode":' + (_CODE_JSON.get(overall_code) or str(overall_code))]
-    parts = head if overall_code else []
+        if limit is None:
+            members = f'"limitRemaining":{left}' if left else ""
+        else:
+            reset = limit.seconds_until_reset(now)
+            if left:
+                members = (
+                    f'{limit.current_json},"limitRemaining":{left},"durationUntilReset":"{reset}s"'
+                )
+            else:
+                members = f'{limit.current_json},"durationUntilReset":"{reset}s"'
+        if code:
+            code_member = _CODE_MEMBER.get(code) or f'"code":{code}'
+            members = f"{code_member},{members}" if members else code_member
+        statuses.append(members)
+    head = '"overallCode":' + (_CODE_JSON.get(overall_code) or str(overall_code))
+    parts = [head] if overall_code else []
     if statuses:
-        parts.append('"statuses":[' + ",".join(statuses) + "]")
+        parts.append('"statuses":[{' + "},{".join(statuses) + "}]")
     return ("{" + ",".join(parts) + "}").encode()
 
 

@@ -48,9 +48,7 @@ class RateLimitServicer(rls_pb2_grpc.RateLimitServiceServicer):
         started = time.perf_counter()
         self._requests.value += 1
         try:
-            response = (await self._service.decide(request)).response
-            assert response is not None  # a message was asked for
-            return response
+            return await self._service.should_rate_limit(request)
         except (ServiceError, BackendError) as error:
             await context.abort(grpc.StatusCode.UNKNOWN, str(error))
             raise  # abort raises; this keeps type checkers informed

@@ -267,7 +267,8 @@ def current_limit_json(limit: rls_pb2.RateLimitResponse.RateLimit) -> str:
 
 
 def _status(status: rls_pb2.RateLimitResponse.DescriptorStatus) -> str:
-    # written out field by field: this runs for every descriptor of every /json answer
+    # written out field by field: this runs for every status of a /json answer with response
+    # headers or dynamic metadata (decision_json writes the others)
     parts: list[str] = []
     code = status.code
     if code:

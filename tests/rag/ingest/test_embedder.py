@@ -23,6 +23,7 @@ from handlers.rag.ingest.embedder import (
 )
 from handlers.rag.ingest.encoder_runtime import TorchEncoder
 from handlers.rag.stores.base import Vectors
+from tests.rag.polling import wait_until
 
 LONG_TEXT = " ".join(
     f"Sentence {n} describes how rivers carve valleys over many thousands of years."
@@ -41,13 +42,6 @@ def direct_embedding(minilm: LoadedModel, network: PreTrainedModel, text: str) -
     mean = hidden.mean(dim=0)
     vector: Vectors = (mean / mean.norm()).numpy()
     return vector
-
-
-async def wait_until(condition: Any) -> None:
-    deadline = time.monotonic() + 30.0
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.001)
 
 
 def test_model_properties(minilm: LoadedModel) -> None:

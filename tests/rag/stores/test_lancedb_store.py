@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from lancedb.table import AsyncTable
 from handlers.rag.documents import Chunk
 from handlers.rag.stores.base import StoreError
 from handlers.rag.stores.lancedb_store import LanceDbStore
+from tests.rag.polling import wait_until
 from tests.rag.stores.conftest import DIMENSION
 from tests.rag.stores.corpus import (
     CHUNKS_PER_DOCUMENT,
@@ -196,7 +197,7 @@ async def test_index_upkeep_waits_for_writes_to_pause_or_pile_up(
         assert chunks[4] in [hit.chunk for hit in by_text]
         record, chunks, vectors = documents[2]
         await store.replace_document(record, chunks, vectors)
-        await _eventually(lambda: optimized == ["chunks", "documents"])
+        await wait_until(lambda: optimized == ["chunks", "documents"])
         # wait_idle does not wait for the delay
         record, chunks, vectors = documents[3]
         await store.replace_document(record, chunks, vectors)
@@ -215,16 +216,9 @@ async def test_index_upkeep_waits_for_writes_to_pause_or_pile_up(
             await store.replace_document(record, chunks, vectors)
         await asyncio.sleep(0.2)
         assert optimized == []
-        await _eventually(lambda: optimized == ["chunks", "documents"])
+        await wait_until(lambda: optimized == ["chunks", "documents"])
     finally:
         await store.close()
-
-
-async def _eventually(condition: Callable[[], bool], seconds: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 async def test_the_vector_index_is_used_after_reopening(tmp_path: Path) -> None:

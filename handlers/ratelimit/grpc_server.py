@@ -14,14 +14,17 @@ import time
 from collections.abc import Sequence
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 from opentelemetry.sdk.trace import TracerProvider
 
-from generated.proto.envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.grpc_transport import SanCheck, server_credentials, server_options
 from handlers.ratelimit.health import Health
+from handlers.ratelimit.memo import ParsedBodies
+from handlers.ratelimit.proto_wire import decision_wire
 from handlers.ratelimit.service import RateLimitService, ServiceError
 from handlers.ratelimit.settings import GrpcTransportSettings
 from handlers.ratelimit.stats import StatsStore
@@ -30,30 +33,55 @@ from handlers.ratelimit.tracing import TracingInterceptor
 log = logging.getLogger("ratelimit.grpc")
 
 HEALTH_SERVICE = "ratelimit"
+SERVICE = rls_pb2.DESCRIPTOR.services_by_name["RateLimitService"].full_name
 
 
-class RateLimitServicer(rls_pb2_grpc.RateLimitServiceServicer):
-    """ShouldRateLimit over the decision service."""
+class RateLimitServicer:
+    """ShouldRateLimit over the decision service, on the wire's bytes: a request body is parsed
+    once (and its plan found by the same bytes), and an answer is written straight from the
+    decision (:func:`~handlers.ratelimit.proto_wire.decision_wire`) unless it carries headers
+    or metadata. Both cost more than the decision through messages."""
 
     def __init__(self, service: RateLimitService, stats: StatsStore) -> None:
         self._service = service
+        self._bodies = ParsedBodies(rls_pb2.RateLimitRequest.FromString)
         self._requests = stats.counter("ratelimit_server.ShouldRateLimit.total_requests")
         self._time = stats.timer("ratelimit_server.ShouldRateLimit.response_time")
 
     async def ShouldRateLimit(
-        self,
-        request: rls_pb2.RateLimitRequest,
-        context: grpc.aio.ServicerContext[rls_pb2.RateLimitRequest, rls_pb2.RateLimitResponse],
-    ) -> rls_pb2.RateLimitResponse:
+        self, body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> bytes:
+        try:
+            request = self._bodies.get(body)
+        except DecodeError as error:  # as grpc-go, before the method is called (or counted)
+            await context.abort(
+                grpc.StatusCode.INTERNAL, f"grpc: error unmarshalling request: {error}"
+            )
+            raise  # abort raises; this keeps type checkers informed
         started = time.perf_counter()
         self._requests.value += 1
         try:
-            return await self._service.should_rate_limit(request)
+            overall, codes, remaining, limits, now, response = await self._service.decide(
+                request, message=False, serialized=body
+            )
         except (ServiceError, BackendError) as error:
             await context.abort(grpc.StatusCode.UNKNOWN, str(error))
-            raise  # abort raises; this keeps type checkers informed
+            raise
         finally:
             self._time.record((time.perf_counter() - started) * 1000.0)
+        if response is None:
+            return decision_wire(overall, codes, remaining, limits, now)
+        return response.SerializeToString()
+
+
+def add_rate_limit_servicer(servicer: RateLimitServicer, server: grpc.aio.Server) -> None:
+    """``add_RateLimitServiceServicer_to_server`` for a servicer that takes and answers bytes
+    (no deserializer or serializer between it and the wire)."""
+    handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
+        "ShouldRateLimit": grpc.unary_unary_rpc_method_handler(servicer.ShouldRateLimit)
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_registered_method_handlers(SERVICE, handlers)
 
 
 class HealthServicer(health_aio.HealthServicer):
@@ -110,7 +138,7 @@ async def create_grpc_server(
         options=[("grpc.so_reuseport", 1), *server_options(transport), *options],
         interceptors=interceptors,
     )
-    rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitServicer(service, stats), server)
+    add_rate_limit_servicer(RateLimitServicer(service, stats), server)
     health_servicer = HealthServicer(stats)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
 

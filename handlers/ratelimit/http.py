@@ -16,7 +16,7 @@ from generated.ratelimit import models
 from generated.ratelimit.routes import create_app
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.health import Health
-from handlers.ratelimit.memo import remember
+from handlers.ratelimit.memo import ParsedBodies
 from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
 from handlers.ratelimit.service import RateLimitService, ServiceError
 from webrest import Response
@@ -29,9 +29,6 @@ _STATUS_BY_CODE = {
     rls_pb2.RateLimitResponse.OK: 200,
     rls_pb2.RateLimitResponse.OVER_LIMIT: 429,
 }
-# bodies of at most this size are remembered with the request they parse to, this many at most
-PARSED_BODY_MAX_BYTES = 1024
-PARSED_CACHE_SIZE = 16384
 # the upstream serves these paths on any method; the contract documents one each
 _DOCUMENTED_METHODS = {"/json": "POST", "/healthcheck": "GET"}
 
@@ -47,21 +44,15 @@ class HttpHandlers:
     def __init__(self, service: RateLimitService, health: Health) -> None:
         self._service = service
         self._health = health
-        # a body's bytes -> the request it parses to (read only from then on, as the service
-        # never changes a request); bounded like the service's plans
-        self._parsed: dict[bytes, rls_pb2.RateLimitRequest] = {}
+        # the service never changes a request, so one parsed body serves every request with it
+        self._requests = ParsedBodies(parse_request)
 
     async def should_rate_limit(self, *, body: bytes) -> models.RateLimitResponse | Response:
-        parsed = self._parsed
-        request = parsed.get(body)
-        if request is None:
-            try:
-                request = parse_request(body)
-            except ValueError as error:
-                log.debug("bad /json request: %s", error)
-                return plain_error(400, "Bad Request")
-            if len(body) <= PARSED_BODY_MAX_BYTES:
-                remember(parsed, body, request, PARSED_CACHE_SIZE)
+        try:
+            request = self._requests.get(body)
+        except ValueError as error:
+            log.debug("bad /json request: %s", error)
+            return plain_error(400, "Bad Request")
         try:
             decision = await self._service.decide(request, message=False)
         except (ServiceError, BackendError) as error:

@@ -15,6 +15,7 @@ from typing import Any
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.config.model import DescriptorNode, DomainRules, Unit
 from handlers.ratelimit.proto_json import current_limit_json
+from handlers.ratelimit.proto_wire import current_limit_wire
 from handlers.ratelimit.stats import RateLimitStats, ServiceStats
 
 Entries = tuple[tuple[str, str], ...]
@@ -42,6 +43,8 @@ class MatchedLimit:
     """The ``current_limit`` of this limit's statuses, built once."""
     current_json: str = field(init=False)
     """``current`` as the ``"currentLimit":{...}`` member of a status in proto3 JSON."""
+    current_wire: bytes = field(init=False)
+    """``current`` as the ``current_limit`` field of a status in the protobuf encoding."""
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
@@ -57,6 +60,7 @@ class MatchedLimit:
             ),
         )
         set_field(self, "current_json", current_limit_json(self.current))
+        set_field(self, "current_wire", current_limit_wire(self.current))
 
     def seconds_until_reset(self, now: int) -> int:
         """Whole seconds from ``now`` (whole seconds) to the end of this limit's window."""

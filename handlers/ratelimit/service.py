@@ -114,11 +114,19 @@ class RateLimitService:
         assert response is not None
         return response
 
-    async def decide(self, request: rls_pb2.RateLimitRequest, *, message: bool = True) -> Decision:
+    async def decide(
+        self,
+        request: rls_pb2.RateLimitRequest,
+        *,
+        message: bool = True,
+        serialized: bytes | None = None,
+    ) -> Decision:
         """:meth:`should_rate_limit` with what its response was made from; ``message=False``
-        leaves the response message unmade where the rest tells all of it."""
+        leaves the response message unmade where the rest tells all of it. ``serialized`` is
+        the bytes ``request`` was parsed from, where the caller has them (the request's plan is
+        remembered by its bytes; without them the request is serialized)."""
         try:
-            return await self._decide(request, message)
+            return await self._decide(request, message, serialized)
         except ServiceError:
             self.stats.service_error.add()
             raise
@@ -126,9 +134,13 @@ class RateLimitService:
             self.stats.redis_error.add()
             raise
 
-    async def _decide(self, request: rls_pb2.RateLimitRequest, message: bool) -> Decision:
-        # a request's plan depends on its bytes alone (and the rules, which reset the plans)
-        raw = request.SerializeToString()
+    async def _decide(
+        self, request: rls_pb2.RateLimitRequest, message: bool, raw: bytes | None
+    ) -> Decision:
+        # a request's plan depends on its bytes alone (and the rules, which reset the plans);
+        # any bytes that parse to the request will do, as no two requests parse from the same
+        if raw is None:
+            raw = request.SerializeToString()
         plans = self._plans
         plan = plans.get(raw)
         if plan is None:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.propagate import extract
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -23,6 +24,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.settings import TracingSettings
 
 log = logging.getLogger("ratelimit.tracing")
@@ -67,6 +69,17 @@ def create_tracer_provider(
     return provider
 
 
+def _field(message: Any, name: str, serialized_as: type[Message]) -> Any:
+    """``message.name``, or None where it has no such field; ShouldRateLimit's requests and
+    answers travel as bytes (see grpc_server.py), which are read as ``serialized_as``."""
+    if isinstance(message, bytes):
+        try:
+            message = serialized_as.FromString(message)
+        except DecodeError:
+            return None
+    return getattr(message, name, None)
+
+
 def _metadata(details: grpc.HandlerCallDetails) -> dict[str, str]:
     return {
         key: value for key, value in (details.invocation_metadata or ()) if isinstance(value, str)
@@ -102,7 +115,7 @@ class TracingInterceptor(grpc.aio.ServerInterceptor):
                 "rpc.service": service,
                 "rpc.method": method,
             }
-            domain = getattr(request, "domain", None)
+            domain = _field(request, "domain", rls_pb2.RateLimitRequest)
             if isinstance(domain, str):
                 attributes["ratelimit.domain"] = domain
             with tracer.start_as_current_span(
@@ -122,7 +135,7 @@ class TracingInterceptor(grpc.aio.ServerInterceptor):
                     span.set_status(Status(StatusCode.ERROR, context.details() or status.name))
                     raise
                 span.set_attribute("rpc.grpc.status_code", 0)
-                overall = getattr(response, "overall_code", None)
+                overall = _field(response, "overall_code", rls_pb2.RateLimitResponse)
                 if isinstance(overall, int):
                     span.set_attribute("ratelimit.overall_code", overall)
                 return response

@@ -23,7 +23,7 @@ from grpclib.client import Channel
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from handlers.ratelimit import health as components
-from handlers.ratelimit.grpc_server import create_grpc_server
+from handlers.ratelimit.grpc_server import SERVICE, create_grpc_server
 from handlers.ratelimit.health import Health
 from tests.ratelimit.conftest import Harness, descriptor, harness, request
 
@@ -69,6 +69,21 @@ async def test_generated_stub_gets_decisions(running: Running) -> None:
     assert third.statuses[0].duration_until_reset.seconds == 26
     store = running.h.stats.store
     assert store.value("ratelimit_server.ShouldRateLimit.total_requests") == 3
+
+
+async def test_an_unparsable_request_is_internal_and_not_counted(running: Running) -> None:
+    async with grpc.aio.insecure_channel(running.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE}/ShouldRateLimit")  # bytes as they are
+        for body in (b"\xff\xff\xff", b"\x0a\x05ab"):  # a bad tag; a string cut short
+            with pytest.raises(grpc.aio.AioRpcError) as raised:
+                await call(body)
+            assert raised.value.code() == grpc.StatusCode.INTERNAL
+            assert (raised.value.details() or "").startswith("grpc: error unmarshalling request: ")
+        good = request("edge", descriptor(("remote_address", "10.0.0.9")))
+        answer = rls_pb2.RateLimitResponse.FromString(await call(good.SerializeToString()))
+    assert answer.overall_code == rls_pb2.RateLimitResponse.OK
+    store = running.h.stats.store
+    assert store.value("ratelimit_server.ShouldRateLimit.total_requests") == 1
 
 
 async def test_service_errors_are_status_unknown_with_the_message(running: Running) -> None:

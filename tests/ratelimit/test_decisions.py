@@ -428,6 +428,15 @@ async def test_duration_until_reset_and_window_keys() -> None:
     assert h.store.increments[-1][0].expire_seconds == 3600
 
 
+async def test_expiration_jitter_adds_up_to_its_maximum_to_each_expiry() -> None:
+    h = harness(BASIC, expiration_jitter_max_seconds=300)
+    for i in range(200):
+        await decide(h, "basic", descriptor(("key1", f"v{i}")))
+    expiries = [increments[0].expire_seconds for increments in h.store.increments]
+    assert all(60 <= expiry < 60 + 300 for expiry in expiries)  # a minute's window and jitter
+    assert len(set(expiries)) > 50
+
+
 async def test_cache_key_prefix() -> None:
     h = harness(BASIC, cache_key_prefix="prefix:")
     await decide(h, "basic", descriptor(("key1", "value1")))

@@ -38,6 +38,13 @@ def plain_error(status: int, text: str) -> Response:
     return Response.status(status).type(_TEXT).body(text + "\n")
 
 
+def _parse_with_serialization(body: bytes) -> tuple[rls_pb2.RateLimitRequest, bytes]:
+    """The request in a ``/json`` body and its protobuf encoding (by which the service
+    remembers the request's plan; kept here, it is not serialized per request)."""
+    request = parse_request(body)
+    return request, request.SerializeToString()
+
+
 class HttpHandlers:
     """The ``RatelimitHandlers`` of the service."""
 
@@ -45,16 +52,16 @@ class HttpHandlers:
         self._service = service
         self._health = health
         # the service never changes a request, so one parsed body serves every request with it
-        self._requests = ParsedBodies(parse_request)
+        self._requests = ParsedBodies(_parse_with_serialization)
 
     async def should_rate_limit(self, *, body: bytes) -> models.RateLimitResponse | Response:
         try:
-            request = self._requests.get(body)
+            request, serialized = self._requests.get(body)
         except ValueError as error:
             log.debug("bad /json request: %s", error)
             return plain_error(400, "Bad Request")
         try:
-            decision = await self._service.decide(request, message=False)
+            decision = await self._service.decide(request, message=False, serialized=serialized)
         except (ServiceError, BackendError) as error:
             log.debug("/json request failed: %s", error)
             return plain_error(400, "Bad Request")

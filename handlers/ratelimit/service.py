@@ -38,6 +38,8 @@ _OVERRIDE_UNITS = frozenset(range(1, 7))  # envoy.type.v3.RateLimitUnit SECOND..
 _MATCH_CACHE_SIZE = 65536  # distinct (domain, entries) remembered per set of rules
 _PLAN_CACHE_SIZE = 16384  # distinct requests remembered per set of rules
 _UNSEEN = object()
+# makes a Decision without calling its constructor (a NamedTuple's is a Python function)
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,32 +125,28 @@ class RateLimitService:
     ) -> Decision:
         """:meth:`should_rate_limit` with what its response was made from; ``message=False``
         leaves the response message unmade where the rest tells all of it. ``serialized`` is
-        the bytes ``request`` was parsed from, where the caller has them (the request's plan is
-        remembered by its bytes; without them the request is serialized)."""
-        try:
-            return await self._decide(request, message, serialized)
-        except ServiceError:
-            self.stats.service_error.add()
-            raise
-        except BackendError:
-            self.stats.redis_error.add()
-            raise
-
-    async def _decide(
-        self, request: rls_pb2.RateLimitRequest, message: bool, raw: bytes | None
-    ) -> Decision:
+        the request in the protobuf encoding where the caller has it already (the bytes it was
+        parsed from, or its serialization kept with it): the request's plan is remembered by
+        those bytes, and without them the request is serialized again."""
         # a request's plan depends on its bytes alone (and the rules, which reset the plans);
         # any bytes that parse to the request will do, as no two requests parse from the same
-        if raw is None:
-            raw = request.SerializeToString()
+        raw = request.SerializeToString() if serialized is None else serialized
         plans = self._plans
         plan = plans.get(raw)
         if plan is None:
-            plan = remember(plans, raw, self._plan(request, len(raw)), _PLAN_CACHE_SIZE)
+            try:
+                plan = remember(plans, raw, self._plan(request, len(raw)), _PLAN_CACHE_SIZE)
+            except ServiceError:
+                self.stats.service_error.add()
+                raise
         if plan.domain_not_found is not None:
             plan.domain_not_found.value += len(plan.limits)
 
-        codes, remaining, now = await self.limiter.count(plan.stems, plan.limits, plan.hits)
+        try:
+            codes, remaining, now = await self.limiter.count(plan.stems, plan.limits, plan.hits)
+        except BackendError:
+            self.stats.redis_error.add()
+            raise
         for i in plan.unlimited:
             remaining[i] = MAX_UINT32
         quota = plan.quota
@@ -179,7 +177,7 @@ class RateLimitService:
                 self._add_headers(response, plan.limits, modes)
             if metadata:
                 _add_dynamic_metadata(response, request, plan.limits)
-        return Decision(overall, codes, remaining, plan.limits, now, response)
+        return _new_tuple(Decision, (overall, codes, remaining, plan.limits, now, response))
 
     def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
         """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never

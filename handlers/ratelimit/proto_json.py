@@ -230,6 +230,13 @@ def decision_json(
     this runs for every ``/json`` answer)."""
     statuses: list[str] = []
     for code, left, limit in zip(codes, remaining, limits, strict=True):
+        if code and left and limit is not None:  # the usual status, with every member
+            divider = limit.divider  # seconds_until_reset, without a call per status
+            statuses.append(
+                f"{{{_CODE_MEMBER.get(code) or _code_member(code)},{limit.current_json},"
+                f'"limitRemaining":{left},"durationUntilReset":"{divider - now % divider}s"}}'
+            )
+            continue
         if limit is None:
             members = f'"limitRemaining":{left}' if left else ""
         else:
@@ -241,14 +248,22 @@ def decision_json(
             else:
                 members = f'{limit.current_json},"durationUntilReset":"{reset}s"'
         if code:
-            code_member = _CODE_MEMBER.get(code) or f'"code":{code}'
+            code_member = _CODE_MEMBER.get(code) or _code_member(code)
             members = f"{code_member},{members}" if members else code_member
-        statuses.append(members)
-    head = '"overallCode":' + (_CODE_JSON.get(overall_code) or str(overall_code))
-    parts = [head] if overall_code else []
+        statuses.append(f"{{{members}}}")
+    if overall_code:
+        overall = _CODE_JSON.get(overall_code) or str(overall_code)
+        if statuses:
+            return f'{{"overallCode":{overall},"statuses":[{",".join(statuses)}]}}'.encode()
+        return f'{{"overallCode":{overall}}}'.encode()
     if statuses:
-        parts.append('"statuses":[{' + "},{".join(statuses) + "}]")
-    return ("{" + ",".join(parts) + "}").encode()
+        return f'{{"statuses":[{",".join(statuses)}]}}'.encode()
+    return b"{}"
+
+
+def _code_member(code: int) -> str:
+    """The ``"code"`` member of a code outside the enum (proto3 enums are open)."""
+    return f'"code":{code}'
 
 
 def current_limit_json(limit: rls_pb2.RateLimitResponse.RateLimit) -> str:

@@ -11,10 +11,11 @@ from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.backends.base import Increment
 from handlers.ratelimit.backends.memory import MemoryStore
-from handlers.ratelimit.config.model import RuleSet
+from handlers.ratelimit.config.model import RuleSet, Unit
 from handlers.ratelimit.config.parse import load_rule_set
 from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.local_cache import LocalCache
+from handlers.ratelimit.matching import MatchedLimit
 from handlers.ratelimit.service import RateLimitService
 from handlers.ratelimit.settings import Modes
 from handlers.ratelimit.stats import ServiceStats
@@ -130,3 +131,29 @@ def harness(
     if documents:
         service.set_rules(rules(*documents), modes)
     return Harness(service, stats, store, clock)
+
+
+def every_kind_of_limit() -> list[MatchedLimit | None]:
+    """None (a status without a limit) and a limit of every unit, with and without a name
+    (one that needs JSON escapes, one long enough for a status over 127 bytes) and with
+    requests_per_unit from 0 to the uint32 maximum: for checking the hand-written encoders."""
+    stats = ServiceStats()
+    made: list[MatchedLimit | None] = [None]
+    for unit, requests, name in [
+        (Unit.SECOND, 1, ""),
+        (Unit.MINUTE, 0, "named"),
+        (Unit.HOUR, 1_000_000_000, 'q"\\ ✓'),
+        (Unit.DAY, 127, ""),
+        (Unit.WEEK, 128, "w" * 200),
+        (Unit.MONTH, (1 << 32) - 1, ""),
+        (Unit.YEAR, 3, "y"),
+    ]:
+        made.append(
+            MatchedLimit(
+                requests_per_unit=requests,
+                unit=unit,
+                stats=stats.rate_limit(f"d.{unit.name}"),
+                name=name,
+            )
+        )
+    return made

@@ -4,16 +4,19 @@ the same output for every response shape."""
 
 from __future__ import annotations
 
+import itertools
 import json
+from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
 
 from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
+from handlers.ratelimit.limiter import response_message
 from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
 from handlers.ratelimit.settings import Modes
-from tests.ratelimit.conftest import descriptor, harness, request
+from tests.ratelimit.conftest import descriptor, every_kind_of_limit, harness, request
 
 ACCEPTED = [
     {"domain": "d", "descriptors": [{"entries": [{"key": "k", "value": "v"}]}]},
@@ -190,6 +193,29 @@ async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> N
     ):
         assert kind in everything
     assert h.counter("ratelimit.service.rate_limit.all.a.over_limit_with_local_cache") > 0
+
+
+def test_decision_json_writes_every_kind_of_status_as_response_json_does() -> None:
+    limits = every_kind_of_limit()
+    codes = [0, 1, 2, 7]  # 7: outside the enum, written as a number
+    remaining = [0, 1, (1 << 32) - 1]
+    checked = 0
+    for overall in (0, 1, 2, 7):
+        for status in itertools.product(codes, remaining, limits):
+            for now in (0, 59, 1_700_000_123):
+                columns: Any = [[value] for value in status]
+                message = response_message(overall, *columns, now)  # type: ignore[arg-type]
+                written = decision_json(overall, *columns, now)
+                assert written == response_json(message), (overall, status, now)
+                checked += 1
+        pairs: Any = itertools.combinations(itertools.product(codes, remaining, limits[:3]), 2)
+        for pair in pairs:
+            columns = [list(column) for column in zip(*pair, strict=True)]
+            message = response_message(overall, *columns, 1_700_000_123)  # type: ignore[arg-type]
+            assert decision_json(overall, *columns, 1_700_000_123) == response_json(message)
+        empty = response_message(overall, [], [], [], 0)  # type: ignore[arg-type]
+        assert decision_json(overall, [], [], [], 0) == response_json(empty)
+    assert checked > 1000
 
 
 async def test_the_message_is_left_unmade_only_where_not_asked_for() -> None:

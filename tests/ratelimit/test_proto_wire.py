@@ -9,13 +9,10 @@ import pytest
 from google.protobuf.internal import encoder  # type: ignore[attr-defined]
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.config.model import Unit
 from handlers.ratelimit.limiter import response_message
-from handlers.ratelimit.matching import MatchedLimit
 from handlers.ratelimit.proto_wire import current_limit_wire, decision_wire, varint
 from handlers.ratelimit.settings import Modes
-from handlers.ratelimit.stats import ServiceStats
-from tests.ratelimit.conftest import descriptor, harness, request
+from tests.ratelimit.conftest import descriptor, every_kind_of_limit, harness, request
 from tests.ratelimit.test_proto_json import ALL_KINDS
 
 _UINT64 = (1 << 64) - 1
@@ -30,31 +27,8 @@ def test_varint_is_protobufs(value: int) -> None:
     assert varint(value) == encoder._VarintBytes(value & _UINT64)
 
 
-def _limits() -> list[MatchedLimit | None]:
-    stats = ServiceStats()
-    made: list[MatchedLimit | None] = [None]
-    for unit, requests, name in [
-        (Unit.SECOND, 1, ""),
-        (Unit.MINUTE, 0, "named"),
-        (Unit.HOUR, 1_000_000_000, 'q"\\ ✓'),
-        (Unit.DAY, 127, ""),
-        (Unit.WEEK, 128, "w" * 200),  # a status longer than 127 bytes
-        (Unit.MONTH, (1 << 32) - 1, ""),
-        (Unit.YEAR, 3, "y"),
-    ]:
-        made.append(
-            MatchedLimit(
-                requests_per_unit=requests,
-                unit=unit,
-                stats=stats.rate_limit(f"d.{unit.name}"),
-                name=name,
-            )
-        )
-    return made
-
-
 def test_current_limit_wire_is_the_status_field_upb_writes() -> None:
-    for limit in _limits():
+    for limit in every_kind_of_limit():
         if limit is None:
             continue
         status = rls_pb2.RateLimitResponse.DescriptorStatus()
@@ -73,7 +47,7 @@ def _written_and_upbs(
 
 
 def test_decision_wire_writes_every_kind_of_status_as_upb_does() -> None:
-    limits = _limits()
+    limits = every_kind_of_limit()
     codes = [0, 1, 2, 7]
     remaining = [0, 1, 127, 128, (1 << 32) - 1]
     # times at which windows of every unit have from 1 second to all of it left

@@ -40,7 +40,8 @@ class RateLimitServicer:
     """ShouldRateLimit over the decision service, on the wire's bytes: a request body is parsed
     once (and its plan found by the same bytes), and an answer is written straight from the
     decision (:func:`~handlers.ratelimit.proto_wire.decision_wire`) unless it carries headers
-    or metadata. Both cost more than the decision through messages."""
+    or metadata. Parsing each request and making each response message cost more than
+    counting the hits."""
 
     def __init__(self, service: RateLimitService, stats: StatsStore) -> None:
         self._service = service

@@ -1,5 +1,5 @@
 """Bounded memos: what the service works out once and looks up afterwards (request plans,
-rule matches, parsed ``/json`` bodies), forgotten all at once when full."""
+rule matches, parsed request bodies of either port), forgotten all at once when full."""
 
 from __future__ import annotations
 

@@ -163,22 +163,24 @@ descriptors:
 """
 
 
+ALL_KINDS_REQUESTS = [
+    request("all", descriptor(("a", "x"))),
+    request("all", descriptor(("shadow", "x")), descriptor(("unl", "x"))),
+    request("all", descriptor(("k1", "v"), ("user", "u")), descriptor(("k2", "v"), ("user", "u"))),
+    request("all", descriptor(("none", "x")), descriptor(("a", "y"), limit=(1, 4))),
+    request("other", descriptor(("a", "x"))),
+    request("all", descriptor(("a", "z"), hits=3), descriptor(("k1", "v"), ("user", "w"))),
+]
+"""Requests of ALL_KINDS that, made three times, give every kind of status: OK and over the
+limit, shadow mode, unlimited, replaced, unmatched, an override, an unknown domain."""
+
+
 @pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
 async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> None:
     h = harness(ALL_KINDS, modes=modes, local_cache_bytes=1 << 20)
-    requests = [
-        request("all", descriptor(("a", "x"))),
-        request("all", descriptor(("shadow", "x")), descriptor(("unl", "x"))),
-        request(
-            "all", descriptor(("k1", "v"), ("user", "u")), descriptor(("k2", "v"), ("user", "u"))
-        ),
-        request("all", descriptor(("none", "x")), descriptor(("a", "y"), limit=(1, 4))),
-        request("other", descriptor(("a", "x"))),
-        request("all", descriptor(("a", "z"), hits=3), descriptor(("k1", "v"), ("user", "w"))),
-    ]
     written: list[bytes] = []
     for _ in range(3):
-        for each in requests:
+        for each in ALL_KINDS_REQUESTS:
             decision = await h.service.decide(each)
             assert decision.response is not None
             overall, codes, remaining, limits, now, _ = decision

@@ -2,8 +2,9 @@
 
 :class:`ServerProcess` holds what every such helper shares: pick a free port, start the
 binary with its output in a log file, poll until it answers (with a deadline), start again
-on another port when someone took the chosen one meanwhile, report the log's tail when it
-exits early, pause it (SIGSTOP) and stop it. Subclasses say how to build the command line
+on another port when someone took the chosen one meanwhile (but restart on the same one),
+report the log's tail when it exits early, pause it (SIGSTOP) and stop it. Ports are picked
+below the kernel's range for outgoing connections. Subclasses say how to build the command line
 (:meth:`ServerProcess._command`) and how to tell that it answers
 (:meth:`ServerProcess._answers`). :mod:`tests.ratelimit.redis_servers` and
 :mod:`tests.ratelimit.memcached_servers` build on it.
@@ -62,11 +63,31 @@ def _bindable(port: int) -> bool:
     return True
 
 
+def client_port_floor() -> int:
+    """The lowest port the kernel gives outgoing connections (Linux's setting; 32768, its
+    default, where it cannot be read)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+LOWEST_PORT = 10000
+CLUSTER_BUS_OFFSET = 10000  # a Redis cluster node also listens on its port + 10000
+
+
 def free_port(*, cluster_bus: bool = False) -> int:
-    """A loopback port nobody listens on (and port + 10000 too, for a Redis cluster node)."""
+    """A loopback port nobody listens on (and port + 10000 too, for a Redis cluster node).
+
+    It is below the ports the kernel gives outgoing connections, where the range allows:
+    while a test has a server down (a crash, a restart), a client connecting anywhere cannot
+    be given the server's port, which would keep it from listening there again."""
+    top = client_port_floor() - 1 - (CLUSTER_BUS_OFFSET if cluster_bus else 0)
+    if top < LOWEST_PORT + 1000:  # a kernel handing out low ports: any port will have to do
+        top = 45000
     for _ in range(200):
-        port = random.randint(20000, 45000)
-        if _bindable(port) and (not cluster_bus or _bindable(port + 10000)):
+        port = random.randint(LOWEST_PORT, top)
+        if _bindable(port) and (not cluster_bus or _bindable(port + CLUSTER_BUS_OFFSET)):
             return port
     raise RuntimeError("no free port")
 
@@ -89,6 +110,7 @@ class ServerProcess(ABC):
         self.directory = directory
         self._port_chosen_here = port is None
         self.port = port if port is not None else free_port()
+        self._served = False  # it has answered once: a restart stays on its port
         self._process: subprocess.Popen[bytes] | None = None
         self._log = directory / self.log_name
 
@@ -106,7 +128,9 @@ class ServerProcess(ABC):
 
     def start(self: P) -> P:
         """Start it and wait until it answers; on another port if the chosen one was taken
-        since it was chosen (at most :data:`START_ATTEMPTS` times)."""
+        since it was chosen (at most :data:`START_ATTEMPTS` times). Started again after a
+        stop or a crash, it keeps its port, as its clients expect: a taken port is then an
+        error."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for attempt in range(START_ATTEMPTS):
             command = self._command()
@@ -118,10 +142,11 @@ class ServerProcess(ABC):
                     what=f"{self.name} on {self.address} ({self._log})",
                     retry_on=self.probe_errors,
                 )
+                self._served = True
                 return self
             except PortTaken:
                 self.stop()
-                if not self._port_chosen_here or attempt == START_ATTEMPTS - 1:
+                if not self._port_chosen_here or self._served or attempt == START_ATTEMPTS - 1:
                     raise
                 self.port = free_port()
             except BaseException:

@@ -15,6 +15,7 @@ from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.limiter import response_message
 from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
+from handlers.ratelimit.service import Decision
 from handlers.ratelimit.settings import Modes
 from tests.ratelimit.conftest import descriptor, every_kind_of_limit, harness, request
 
@@ -175,19 +176,17 @@ ALL_KINDS_REQUESTS = [
 limit, shadow mode, unlimited, replaced, unmatched, an override, an unknown domain."""
 
 
-@pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
-async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> None:
+async def all_kinds_decisions(modes: Modes) -> list[Decision]:
+    """ALL_KINDS_REQUESTS decided three times under ``modes`` (a local cache on), each with its
+    response message; checks that every kind of status and the local cache came up."""
     h = harness(ALL_KINDS, modes=modes, local_cache_bytes=1 << 20)
-    written: list[bytes] = []
+    decisions = []
     for _ in range(3):
         for each in ALL_KINDS_REQUESTS:
             decision = await h.service.decide(each)
             assert decision.response is not None
-            overall, codes, remaining, limits, now, _ = decision
-            text = decision_json(overall, codes, remaining, limits, now)
-            assert text == response_json(decision.response)
-            written.append(text)
-    everything = b"".join(written)
+            decisions.append(decision)
+    everything = b"".join(response_json(d.response) for d in decisions if d.response)
     for kind in (
         b'"OVER_LIMIT"',
         b'"limitRemaining":4294967295',
@@ -195,6 +194,15 @@ async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> N
     ):
         assert kind in everything
     assert h.counter("ratelimit.service.rate_limit.all.a.over_limit_with_local_cache") > 0
+    return decisions
+
+
+@pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
+async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> None:
+    for decision in await all_kinds_decisions(modes):
+        overall, codes, remaining, limits, now, response = decision
+        assert response is not None
+        assert decision_json(overall, codes, remaining, limits, now) == response_json(response)
 
 
 def test_decision_json_writes_every_kind_of_status_as_response_json_does() -> None:

@@ -12,8 +12,8 @@ from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit.limiter import response_message
 from handlers.ratelimit.proto_wire import current_limit_wire, decision_wire, varint
 from handlers.ratelimit.settings import Modes
-from tests.ratelimit.conftest import every_kind_of_limit, harness
-from tests.ratelimit.test_proto_json import ALL_KINDS, ALL_KINDS_REQUESTS
+from tests.ratelimit.conftest import every_kind_of_limit
+from tests.ratelimit.test_proto_json import all_kinds_decisions
 
 _UINT64 = (1 << 64) - 1
 BOUNDARIES = [
@@ -70,12 +70,9 @@ def test_decision_wire_writes_every_kind_of_status_as_upb_does() -> None:
 
 @pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
 async def test_decision_wire_of_real_decisions_is_their_message(modes: Modes) -> None:
-    h = harness(ALL_KINDS, modes=modes, local_cache_bytes=1 << 20)
-    for _ in range(3):
-        for each in ALL_KINDS_REQUESTS:
-            decision = await h.service.decide(each)
-            assert decision.response is not None
-            overall, codes, remaining, limits, now, _ = decision
-            wire = decision_wire(overall, codes, remaining, limits, now)
-            assert wire == decision.response.SerializeToString()
-            assert rls_pb2.RateLimitResponse.FromString(wire) == decision.response
+    for decision in await all_kinds_decisions(modes):
+        overall, codes, remaining, limits, now, response = decision
+        assert response is not None
+        wire = decision_wire(overall, codes, remaining, limits, now)
+        assert wire == response.SerializeToString()
+        assert rls_pb2.RateLimitResponse.FromString(wire) == response

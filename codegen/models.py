@@ -27,6 +27,7 @@ OPTIONS = (
     "--allow-population-by-field-name",
     "--use-schema-description",
     "--use-missing-sentinel",
+    "--set-default-enum-member",
     "--target-pydantic-version", "2.14",
     "--formatters", "builtin",
 )  # fmt: skip

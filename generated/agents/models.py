@@ -183,6 +183,20 @@ class EntrypointItem(RootModel[str]):
     root: Annotated[str, Field(max_length=1024, min_length=1)]
 
 
+class Network(StrEnum):
+    """
+    What the agent's program may reach on the network. `none` (the default): nothing,
+    not even the host it runs on. `outbound`: HTTP and HTTPS to public addresses
+    through the proxy that `HTTP_PROXY` and `HTTPS_PROXY` name (CONNECT tunnels any
+    TCP stream); loopback, private, link-local and the host's own services stay
+    unreachable unless the operator allowlists them.
+
+    """
+
+    none = "none"
+    outbound = "outbound"
+
+
 class AgentConfig(BaseModel):
     """
     The agent's manifest. An execution runs `entrypoint` (an argument vector, no shell) in a
@@ -195,7 +209,8 @@ class AgentConfig(BaseModel):
     not match it is refused with 400; when `outputSchema` is set, the result is checked
     against it and the execution's `schemaValid` records the outcome. In requests, `null` or
     an omitted config means the default manifest (`["python", "main.py"]`, 300 seconds, no
-    schemas).
+    schemas, no network). Every execution runs isolated: see the service's security
+    documentation.
 
     """
 
@@ -234,6 +249,12 @@ class AgentConfig(BaseModel):
             description="JSON Schema the execution output is checked against; `null` for none.",
         ),
     ] = MISSING
+    network: Annotated[
+        Network,
+        Field(
+            description="What the agent's program may reach on the network. `none` (the default): nothing,\nnot even the host it runs on. `outbound`: HTTP and HTTPS to public addresses\nthrough the proxy that `HTTP_PROXY` and `HTTPS_PROXY` name (CONNECT tunnels any\nTCP stream); loopback, private, link-local and the host's own services stay\nunreachable unless the operator allowlists them.\n"
+        ),
+    ] = Network.none
 
 
 class AgentStats(BaseModel):

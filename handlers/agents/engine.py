@@ -33,6 +33,7 @@ from handlers.agents.dispatch import (
     QueueDispatcher,
     wait_until_ended,
 )
+from handlers.agents.execution import Sandbox
 from handlers.agents.jobs import ExecutionJobs
 from handlers.agents.procrastinate_queue import ProcrastinateQueue, ensure_schema
 from handlers.agents.settings import Settings
@@ -46,13 +47,20 @@ log = logging.getLogger("agents.engine")
 class ExecutionEngine:
     """Dispatching, running (when embedded), reaping, and waiting for executions."""
 
-    def __init__(self, settings: Settings, database: Database, blobs: BlobStore) -> None:
+    def __init__(
+        self, settings: Settings, database: Database, blobs: BlobStore, sandbox: Sandbox
+    ) -> None:
         self.settings = settings
         self.database = database
         self.notices = CompletionNotices()
         self.name = worker_name()
         self.job = ExecutionJobs(
-            database, blobs, settings, on_end=self.notices.notify, worker_id=self.name
+            database,
+            blobs,
+            settings,
+            on_end=self.notices.notify,
+            worker_id=self.name,
+            sandbox=sandbox,
         )
         self._pool: QueuePool | None = None
         self._queue: ProcrastinateQueue | None = None

@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import mimetypes
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,7 +36,16 @@ from sqlalchemy.orm import Session
 
 from handlers.agents.blobs import BlobNotFound, BlobStore
 from handlers.agents.database import Database
-from handlers.agents.execution import CancelSignal, RunOutcome, RunSpec, run
+from handlers.agents.execution import (
+    CancelSignal,
+    RunLimits,
+    RunOutcome,
+    RunSpec,
+    Sandbox,
+    SandboxUnavailable,
+    make_sandbox,
+    run,
+)
 from handlers.agents.execution_lease import (
     Lease,
     LeaseLost,
@@ -60,7 +70,15 @@ from handlers.agents.snapshots import (
     read_workspace_manifest,
 )
 
-__all__ = ["MAX_ERROR_CHARS", "ExecutionJob", "LeaseState", "keep_lease"]
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "ExecutionJob",
+    "LeaseState",
+    "SandboxUnavailable",
+    "keep_lease",
+    "run_limits",
+    "sandbox_for",
+]
 
 log = logging.getLogger("agents.worker")
 
@@ -114,6 +132,41 @@ async def keep_lease(
             return
 
 
+def sandbox_for(settings: Settings) -> Sandbox:
+    """The sandbox ``AGENTS_SANDBOX`` names, checked to work on this machine: raises
+    :class:`SandboxUnavailable` saying what is missing and how to install it. With
+    ``AGENTS_SANDBOX=none`` logs a warning that programs run unisolated."""
+    sandbox = make_sandbox(
+        settings.sandbox,
+        uid=settings.sandbox_uid,
+        gid=settings.sandbox_gid,
+        egress=settings.egress,
+    )
+    if sandbox.isolated:
+        log.info(
+            "agent programs run sandboxed (bubblewrap%s; network per agent, egress: %s)",
+            f", as uid {settings.sandbox_uid}" if os.geteuid() == 0 else "",
+            settings.egress.describe(),
+        )
+    else:
+        log.warning(
+            "AGENTS_SANDBOX=none: agent programs run UNISOLATED, as this service's user, with "
+            "its files, environment and network; for trusted single-user development only"
+        )
+    return sandbox
+
+
+def run_limits(settings: Settings) -> RunLimits:
+    """The resource limits of every run, from the ``AGENTS_RUN_MAX_*`` settings."""
+    return RunLimits(
+        max_memory_bytes=settings.run_max_memory_bytes,
+        max_cpu_seconds=settings.run_max_cpu_seconds,
+        max_processes=settings.run_max_processes,
+        max_file_bytes=settings.run_max_file_bytes,
+        max_open_files=settings.run_max_open_files,
+    )
+
+
 def _read_snapshot(session: Session, execution_id: str) -> _Snapshot:
     execution = session.get(Execution, execution_id)
     if execution is None:
@@ -151,11 +204,14 @@ class ExecutionJob:
         blobs: BlobStore,
         settings: Settings,
         on_end: Callable[[str], None],
+        sandbox: Sandbox,
     ) -> None:
         self.database = database
         self.blobs = blobs
         self.settings = settings
         self.on_end = on_end
+        self.sandbox = sandbox
+        self.limits = run_limits(settings)
         self._cancels: dict[str, CancelSignal] = {}
 
     def request_cancel(self, execution_id: str) -> None:
@@ -180,7 +236,7 @@ class ExecutionJob:
             except (LookupError, ValueError, BlobNotFound, OSError) as error:
                 outcome = _failed(f"cannot prepare the run: {error}")
             else:
-                outcome = await run(spec, cancel)
+                outcome = await run(spec, cancel, sandbox=self.sandbox)
             if state.lost:
                 log.warning("execution %s: lease lost, result discarded", execution_id)
                 return
@@ -229,7 +285,9 @@ class ExecutionJob:
             input_files=inputs,
             output_schema=config.get("outputSchema"),
             timeout_seconds=float(config.get("timeoutSeconds") or 300),
-            env={"PATH": self.settings.run_path},
+            env={"PATH": self.settings.effective_run_path},
+            limits=self.limits,
+            network="outbound" if config.get("network") == "outbound" else "none",
         )
 
     async def _store(self, lease: Lease, outcome: RunOutcome) -> None:

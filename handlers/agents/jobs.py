@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
+from handlers.agents.execution import Sandbox
 from handlers.agents.execution_job import ExecutionJob
 from handlers.agents.execution_lease import Lease, execution_table
 from handlers.agents.schema import WorkflowExecution
@@ -32,9 +33,10 @@ class ExecutionJobs:
         settings: Settings,
         on_end: Callable[[str], None],
         worker_id: str,
+        sandbox: Sandbox,
     ) -> None:
         self.on_end = on_end
-        self.agents = ExecutionJob(database, blobs, settings, on_end)
+        self.agents = ExecutionJob(database, blobs, settings, on_end, sandbox)
         self.workflows = WorkflowJob(database, blobs, settings, self.agents, worker_id, on_end)
 
     async def run(self, lease: Lease) -> None:

@@ -35,6 +35,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "timeoutSeconds": 300,
     "inputSchema": None,
     "outputSchema": None,
+    "network": "none",
 }
 
 STARTER_MAIN = '''"""Starter agent: answers with its input.
@@ -89,6 +90,7 @@ def normalize_config(
         "timeoutSeconds": config.timeout_seconds,
         "inputSchema": _schema(config.input_schema, (*field, "inputSchema")),
         "outputSchema": _schema(config.output_schema, (*field, "outputSchema")),
+        "network": models.Network(config.network).value,
     }
 
 

@@ -1,8 +1,10 @@
 """``agents-server``: migrates the database, then serves the agents API with uvicorn.
 
 Startup: settings from the environment (an invalid one stops with a message naming it), the
-data directory, ``alembic upgrade head`` on the database, then the HTTP listener, announced in
-one log line with its URL. SIGTERM or SIGINT stops it gracefully.
+agent sandbox (checked by running a test program; when it cannot work the server refuses to
+start, saying what is missing, unless ``AGENTS_SANDBOX=none``), the data directory, ``alembic
+upgrade head`` on the database, then the HTTP listener, announced in one log line with its
+URL. SIGTERM or SIGINT stops it gracefully.
 
 A request goes through: the request id, API key authentication, the key's rate limit (when
 one is configured, :mod:`handlers.agents.rate_limits`), then the generated routes, which refuse
@@ -28,6 +30,8 @@ from handlers.agents.auth import ApiKeyAuth
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.engine import ExecutionEngine
+from handlers.agents.execution import Sandbox, Unsandboxed
+from handlers.agents.execution_job import SandboxUnavailable, sandbox_for
 from handlers.agents.http import AgentsHttpHandlers
 from handlers.agents.migrate import open_database
 from handlers.agents.rate_limits import (
@@ -75,6 +79,17 @@ def create_service_app(
     return app
 
 
+def _sandbox(settings: Settings) -> Sandbox:
+    """The sandbox of the executions this server runs: checked at start when it runs any
+    (SQLite, or PostgreSQL with the embedded worker), else never used."""
+    runs_executions = settings.embedded_worker or not settings.effective_database_url.startswith(
+        "postgresql"
+    )
+    if runs_executions:
+        return sandbox_for(settings)
+    return Unsandboxed(egress=settings.egress)  # never runs a program: agents-worker does
+
+
 def _listening_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -94,8 +109,10 @@ class AgentsServer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        sandbox = _sandbox(settings)
         self.database = open_database(settings)
-        self.engine = ExecutionEngine(settings, self.database, BlobStore(settings.blob_dir))
+        blobs = BlobStore(settings.blob_dir)
+        self.engine = ExecutionEngine(settings, self.database, blobs, sandbox)
         self.rate_limiter = rate_limiter_from_settings(settings)
         self.app = create_service_app(
             self.database,
@@ -173,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level)
     try:
         server = AgentsServer(settings)
+    except SandboxUnavailable as error:
+        log.error("%s", error)
+        return 2
     except SQLAlchemyError as error:
         log.error("cannot open the database: %s", str(error).splitlines()[0])
         return 1

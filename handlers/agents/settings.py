@@ -13,14 +13,23 @@
 | ``AGENTS_STALE_AFTER_SECONDS`` | ``30`` | a lease older than this means the worker is lost |
 | ``AGENTS_MAX_ATTEMPTS`` | ``2`` | runs of one execution before a lost worker fails it |
 | ``AGENTS_CANCEL_POLL_SECONDS`` | ``1`` | how often a worker checks for a cancel request |
+| ``AGENTS_SANDBOX`` | ``bwrap`` | ``bwrap`` (isolated) or ``none`` (unisolated: development) |
+| ``AGENTS_SANDBOX_UID`` / ``_GID`` | ``65534`` | the sandbox's user and group when run as root |
+| ``AGENTS_RUN_MAX_MEMORY`` | ``2GiB`` | address space of each process of a run |
+| ``AGENTS_RUN_MAX_CPU_SECONDS`` | the run's timeout | CPU time of each process of a run |
+| ``AGENTS_RUN_MAX_PROCESSES`` | ``256`` | processes (and threads) of a run at once |
+| ``AGENTS_RUN_MAX_FILE_SIZE`` | ``50000000`` | largest file a run may write |
+| ``AGENTS_RUN_MAX_OPEN_FILES`` | ``1024`` | open files of each process of a run |
+| ``AGENTS_EGRESS_ALLOW`` | empty | non-public hosts and networks egress may reach (``*``: all) |
 | ``AGENTS_RUN_PATH`` | see below | ``PATH`` of agent programs |
 | ``AGENTS_MAX_REQUEST_BODY`` | ``51MiB`` | largest request body (bytes or KiB, MiB, GiB) |
 | ``AGENTS_RATE_LIMIT`` | ``off`` | requests per API key, ``<count>/<second|minute|hour|day>`` |
 | ``AGENTS_RATELIMIT_GRPC`` | unset | ``host:port`` of a ratelimit service deciding instead |
 | ``AGENTS_RATELIMIT_DOMAIN`` | ``agents`` | the rate limit domain of the requests |
 
-``AGENTS_RUN_PATH`` defaults to the service interpreter's folder, then
-``/usr/local/bin:/usr/bin:/bin``, so ``python`` in an agent's entrypoint is that interpreter.
+``AGENTS_RUN_PATH`` defaults to ``/usr/local/bin:/usr/bin:/bin`` in the sandbox (where
+``python`` is the system's ``python3``); with ``AGENTS_SANDBOX=none`` to the service
+interpreter's folder first, so ``python`` in an agent's entrypoint is that interpreter.
 
 ``AGENTS_MAX_REQUEST_BODY`` defaults to the largest expected file (50 MiB) plus 1 MiB for the
 multipart framing and the other fields of the request.
@@ -35,14 +44,30 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "RequestRate", "Settings", "SettingsError"]
+from handlers.agents.egress import EgressPolicy
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "SANDBOX_MODES",
+    "RequestRate",
+    "SandboxMode",
+    "Settings",
+    "SettingsError",
+]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-DEFAULT_RUN_PATH = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
-"""Agent programs find ``python`` (the service's own interpreter) first."""
+SYSTEM_RUN_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""``PATH`` of sandboxed agent programs: the system's interpreters (``python`` is ``python3``)."""
+UNSANDBOXED_RUN_PATH = f"{Path(sys.executable).parent}:{SYSTEM_RUN_PATH}"
+"""Unsandboxed agent programs find ``python`` (the service's own interpreter) first."""
+
+SandboxMode = Literal["bwrap", "none"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("bwrap", "none")
+NOBODY = 65534
 
 MIB = 1024 * 1024
 DEFAULT_MAX_REQUEST_BYTES = 51 * MIB
@@ -92,7 +117,18 @@ class Settings:
     stale_after_seconds: float = 30.0
     max_attempts: int = 2
     cancel_poll_seconds: float = 1.0
-    run_path: str = DEFAULT_RUN_PATH
+    run_path: str | None = None
+    """``PATH`` of agent programs; None: :attr:`effective_run_path` picks by sandbox mode."""
+    sandbox: SandboxMode = "bwrap"
+    sandbox_uid: int = NOBODY
+    sandbox_gid: int = NOBODY
+    run_max_memory_bytes: int = 2 * 1024 * MIB
+    run_max_cpu_seconds: int | None = None
+    """None: each run's own timeout."""
+    run_max_processes: int = 256
+    run_max_file_bytes: int = 50_000_000
+    run_max_open_files: int = 1024
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     rate_limit: RequestRate | None = None
     """``None``: requests are not limited (unless ``ratelimit_grpc`` names a service)."""
@@ -143,7 +179,16 @@ class Settings:
             stale_after_seconds=_seconds(env, "AGENTS_STALE_AFTER_SECONDS", 30.0),
             max_attempts=_integer(env, "AGENTS_MAX_ATTEMPTS", 2, 1, 100),
             cancel_poll_seconds=_seconds(env, "AGENTS_CANCEL_POLL_SECONDS", 1.0),
-            run_path=env.get("AGENTS_RUN_PATH", "") or DEFAULT_RUN_PATH,
+            run_path=env.get("AGENTS_RUN_PATH", "") or None,
+            sandbox=_sandbox(env, "AGENTS_SANDBOX"),
+            sandbox_uid=_integer(env, "AGENTS_SANDBOX_UID", NOBODY, 1, 4294967294),
+            sandbox_gid=_integer(env, "AGENTS_SANDBOX_GID", NOBODY, 1, 4294967294),
+            run_max_memory_bytes=_size(env, "AGENTS_RUN_MAX_MEMORY", 2 * 1024 * MIB),
+            run_max_cpu_seconds=_optional_integer(env, "AGENTS_RUN_MAX_CPU_SECONDS", 1, 86400),
+            run_max_processes=_integer(env, "AGENTS_RUN_MAX_PROCESSES", 256, 8, 65536),
+            run_max_file_bytes=_size(env, "AGENTS_RUN_MAX_FILE_SIZE", 50_000_000),
+            run_max_open_files=_integer(env, "AGENTS_RUN_MAX_OPEN_FILES", 1024, 16, 1048576),
+            egress=_egress(env, "AGENTS_EGRESS_ALLOW"),
             max_request_bytes=_size(env, "AGENTS_MAX_REQUEST_BODY", DEFAULT_MAX_REQUEST_BYTES),
             rate_limit=_rate(env, "AGENTS_RATE_LIMIT"),
             ratelimit_grpc=_address(env, "AGENTS_RATELIMIT_GRPC"),
@@ -156,6 +201,13 @@ class Settings:
         if self.database_url is not None:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'agents.db').resolve()}"
+
+    @property
+    def effective_run_path(self) -> str:
+        """``AGENTS_RUN_PATH``, or the default of the sandbox mode."""
+        if self.run_path is not None:
+            return self.run_path
+        return SYSTEM_RUN_PATH if self.sandbox == "bwrap" else UNSANDBOXED_RUN_PATH
 
     @property
     def blob_dir(self) -> Path:
@@ -174,6 +226,33 @@ def _integer(env: Mapping[str, str], name: str, default: int, low: int, high: in
     if not low <= value <= high:
         raise SettingsError(f"{name}={text!r} is invalid: expected an integer from {low} to {high}")
     return value
+
+
+def _optional_integer(env: Mapping[str, str], name: str, low: int, high: int) -> int | None:
+    if not env.get(name, "").strip():
+        return None
+    return _integer(env, name, low, low, high)
+
+
+def _sandbox(env: Mapping[str, str], name: str) -> SandboxMode:
+    text = env.get(name, "").strip().lower() or "bwrap"
+    for mode in SANDBOX_MODES:
+        if text == mode:
+            return mode
+    raise SettingsError(f"{name}={env[name]!r} is invalid: expected bwrap or none")
+
+
+def _egress(env: Mapping[str, str], name: str) -> EgressPolicy:
+    text = env.get(name, "").strip()
+    if text == "*":
+        return EgressPolicy.allow_all()
+    try:
+        return EgressPolicy.parse(text.split(","))
+    except ValueError as error:
+        raise SettingsError(
+            f"{name}={text!r} is invalid: {error}; expected host names, IP addresses or "
+            "networks separated by commas (e.g. billing.internal,10.20.0.0/16), or *"
+        ) from None
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

@@ -29,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.dispatch import Dispatcher, JobDispatcher
+from handlers.agents.execution_job import SandboxUnavailable, sandbox_for
 from handlers.agents.execution_lease import claim, claim_next, reap_stale
 from handlers.agents.jobs import ExecutionJobs
 from handlers.agents.migrate import open_database
@@ -143,11 +144,17 @@ class StaleReaper:
 
 async def serve_worker(settings: Settings) -> None:
     """``agents-worker``: run jobs from the PostgreSQL queue until SIGTERM/SIGINT."""
+    sandbox = await asyncio.to_thread(sandbox_for, settings)
     database = open_database(settings)
     await asyncio.to_thread(ensure_schema, database.url)
     name = worker_name()
     job = ExecutionJobs(
-        database, BlobStore(settings.blob_dir), settings, on_end=lambda _: None, worker_id=name
+        database,
+        BlobStore(settings.blob_dir),
+        settings,
+        on_end=lambda _: None,
+        worker_id=name,
+        sandbox=sandbox,
     )
     queue = ProcrastinateQueue(
         database.url,
@@ -196,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level)
     try:
         asyncio.run(serve_worker(settings))
+    except SandboxUnavailable as error:
+        log.error("%s", error)
+        return 2
     except (SQLAlchemyError, psycopg.Error) as error:
         log.error("cannot use the database: %s", str(error).splitlines()[0])
         return 1

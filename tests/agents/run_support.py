@@ -122,7 +122,6 @@ def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Po
         "AGENTS_CANCEL_POLL_SECONDS": "0.2",
         "AGENTS_MAX_ATTEMPTS": "2",
         "LOG_LEVEL": "WARNING",
-        "TMPDIR": str(tmp_path),  # the killed worker's run directory stays here
     }
     with (tmp_path / f"worker-{index}.log").open("wb") as log:
         return subprocess.Popen(

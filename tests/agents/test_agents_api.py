@@ -123,7 +123,7 @@ def test_create_with_config_stores_it_in_agent_json(
     assert agent.config.input_schema == schema
     assert agent.config.output_schema is None
     manifest = _download(server, admin_key, agent.id, "agent.json").json()
-    assert manifest == {**config, "outputSchema": None}
+    assert manifest == {**config, "outputSchema": None, "network": "none"}
 
 
 def _download(server: RunningServer, key: str, agent: str, path: str) -> Any:

@@ -52,7 +52,9 @@ def test_worker_settings_come_from_the_environment() -> None:
     assert (defaults.worker_concurrency, defaults.embedded_worker, defaults.max_attempts) == (
         2, True, 2,
     )  # fmt: skip
-    assert defaults.run_path.startswith(str(Path(sys.executable).parent) + ":")
+    assert defaults.effective_run_path == "/usr/local/bin:/usr/bin:/bin"  # in the sandbox
+    unsandboxed = Settings.from_env({"AGENTS_SANDBOX": "none"})
+    assert unsandboxed.effective_run_path.startswith(str(Path(sys.executable).parent) + ":")
     for name, value in (
         ("AGENTS_WORKER_CONCURRENCY", "0"),
         ("AGENTS_EMBEDDED_WORKER", "maybe"),

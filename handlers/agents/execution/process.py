@@ -1,19 +1,15 @@
-"""Starting the agent's program under resource limits and supervising it to its end."""
+"""Starting the agent's program (as its sandbox says) and supervising it to its end."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import resource
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from handlers.agents.execution.cancel import CancelSignal
-from handlers.agents.execution.process_group import end_process_group, kill_process_group
-from handlers.agents.execution.spec import RunLimits
+from handlers.agents.execution.sandbox import Launch
 from handlers.agents.execution.tail_buffer import TailBuffer
 
 logger = logging.getLogger(__name__)
@@ -57,61 +53,43 @@ class _TailingProtocol(asyncio.SubprocessProtocol):
             self.closed.set_result(None)
 
 
-def rlimits_for(limits: RunLimits) -> list[tuple[int, int]]:
-    """(resource, value) pairs applied to the program; never above the current hard limits."""
-    wanted = [
-        (resource.RLIMIT_AS, limits.max_memory_bytes),
-        (resource.RLIMIT_FSIZE, limits.max_output_bytes),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if limits.max_processes is not None:
-        wanted.append((resource.RLIMIT_NPROC, limits.max_processes))
-    applied = []
-    for kind, value in wanted:
-        _, hard = resource.getrlimit(kind)
-        applied.append((kind, value if hard == resource.RLIM_INFINITY else min(value, hard)))
-    return applied
-
-
-def _limits_applier(rlimits: list[tuple[int, int]]) -> Callable[[], None]:
-    def apply() -> None:  # runs in the forked child: no allocation-heavy work, no locks
-        for kind, value in rlimits:
-            resource.setrlimit(kind, (value, value))
-
-    return apply
-
-
 async def run_process(
-    command: Sequence[str],
+    launch: Launch,
     *,
-    cwd: Path,
-    env: Mapping[str, str],
-    limits: RunLimits,
+    log_limit: int,
     timeout_seconds: float,
     cancel: CancelSignal,
 ) -> ProcessResult:
-    """Run ``command`` in a new session until it exits, times out or is cancelled.
+    """Run ``launch`` until it exits, times out or is cancelled.
 
-    On timeout or cancel the whole process group gets SIGTERM, then SIGKILL after
-    TERMINATE_GRACE_SECONDS; members still alive after the program exits are ended the same way.
-    Raises OSError or subprocess.SubprocessError when the program cannot be started.
+    On timeout or cancel every process of the run gets SIGTERM, then SIGKILL after
+    TERMINATE_GRACE_SECONDS; processes left behind when the program exits are ended the same
+    way (``launch.containment`` knows how to find them). Raises OSError or
+    subprocess.SubprocessError when the program cannot be started.
     """
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _TailingProtocol(limits.max_log_bytes, loop),
-        *command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-        preexec_fn=_limits_applier(rlimits_for(limits)),
-    )
-    pgid = transport.get_pid()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _TailingProtocol(log_limit, loop),
+            *launch.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=launch.env,
+            start_new_session=launch.new_session,
+            user=launch.user,
+            group=launch.group,
+            extra_groups=[] if launch.user is not None else None,
+            pass_fds=launch.pass_fds,
+        )
+    finally:
+        launch.close_fds()
+    pid = transport.get_pid()
+    containment = launch.containment
     try:
         ended_by = await _wait_for_end(protocol.exited, cancel, timeout_seconds)
-        await end_process_group(pgid, TERMINATE_GRACE_SECONDS)
+        await containment.end(pid, TERMINATE_GRACE_SECONDS)
         for waited, seconds, problem in (
             (protocol.exited, REAP_SECONDS, "not reaped"),
             (protocol.closed, DRAIN_SECONDS, "pipes still open"),
@@ -119,12 +97,12 @@ async def run_process(
             try:
                 await asyncio.wait_for(asyncio.shield(waited), seconds)
             except TimeoutError:
-                logger.warning("execution process %s after its group ended: pid=%d", problem, pgid)
+                logger.warning("execution process %s after its run ended: pid=%d", problem, pid)
     finally:
         try:
             if transport.get_returncode() is None:  # interrupted (the caller was cancelled)
                 # Shielded: a second cancel still lets the kill finish.
-                await asyncio.shield(kill_process_group(pgid))
+                await asyncio.shield(containment.kill(pid))
         finally:
             transport.close()
     return ProcessResult(

@@ -1,4 +1,9 @@
-"""Finding and ending every process of a run's process group (its session)."""
+"""Finding and ending every process of a run's process group (its session).
+
+This is how unsandboxed runs end (``AGENTS_SANDBOX=none``). A process that starts a session
+of its own (``setsid``) leaves the group and escapes it; sandboxed runs end by their PID
+namespace instead (``pid_namespace.py``), which nothing escapes.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,39 @@ import signal
 
 POLL_SECONDS = 0.05
 KILL_WAIT_SECONDS = 2.0
+
+
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` is a process that is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return signal_alive(pid)
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return bool(fields) and fields[0] not in (b"Z", b"X")
+
+
+def signal_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ProcessGroup:
+    """How the supervisor ends an unsandboxed run, given its leader (the group id)."""
+
+    async def end(self, leader: int, grace_seconds: float) -> None:
+        await end_process_group(leader, grace_seconds)
+
+    async def kill(self, leader: int) -> None:
+        await kill_process_group(leader)
 
 
 def living_members(pgid: int) -> list[int]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 RunStatus = Literal["completed", "failed", "cancelled"]
+NetworkMode = Literal["none", "outbound"]
+"""``none``: no network at all; ``outbound``: HTTP(S) through the run's egress proxy only."""
+NETWORK_MODES: tuple[NetworkMode, ...] = ("none", "outbound")
 
 MB = 1000 * 1000
 GiB = 1024 * 1024 * 1024
@@ -25,15 +29,38 @@ class RunLimits:
     """Bytes of stdout and of stderr kept, each; the tail is kept when the program writes more."""
     max_memory_bytes: int = 2 * GiB
     """Address space of each process (RLIMIT_AS)."""
-    max_processes: int | None = None
-    """RLIMIT_NPROC when set. The kernel counts it per user, not per run, and root ignores it."""
+    max_processes: int = 256
+    """Processes and threads of the run at once (RLIMIT_NPROC). Sandboxed, each run has a user
+    namespace of its own, so the kernel counts it per run; unsandboxed it counts every process
+    of the service's user, and root ignores it."""
+    max_cpu_seconds: int | None = None
+    """CPU time of each process (RLIMIT_CPU: SIGXCPU, then SIGKILL a second later); None: the
+    run's timeout, rounded up."""
+    max_file_bytes: int | None = None
+    """Largest file any process may write (RLIMIT_FSIZE); None: ``max_output_bytes``."""
+    max_open_files: int = 1024
+    """Open file descriptors of each process (RLIMIT_NOFILE)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_output_bytes", "max_output_files", "max_log_bytes", "max_memory_bytes"):
+        for name in (
+            "max_output_bytes",
+            "max_output_files",
+            "max_log_bytes",
+            "max_memory_bytes",
+            "max_processes",
+            "max_open_files",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
-        if self.max_processes is not None and self.max_processes <= 0:
-            raise ValueError("max_processes must be positive when set")
+        for name in ("max_cpu_seconds", "max_file_bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive when set")
+
+    @property
+    def file_bytes(self) -> int:
+        """The RLIMIT_FSIZE of the run's processes."""
+        return self.max_output_bytes if self.max_file_bytes is None else self.max_file_bytes
 
 
 @dataclass(frozen=True)
@@ -52,12 +79,23 @@ class RunSpec:
     timeout_seconds: float = 600.0
     env: Mapping[str, str] = field(default_factory=dict)
     limits: RunLimits = field(default_factory=RunLimits)
+    network: NetworkMode = "none"
+    """What the program may reach (sandboxed runs; unsandboxed ones share the host's network)."""
 
     def __post_init__(self) -> None:
         if not self.command:
             raise ValueError("command must not be empty")
         if not self.timeout_seconds > 0:
             raise ValueError("timeout_seconds must be positive")
+        if self.network not in NETWORK_MODES:
+            raise ValueError(f"network must be one of {', '.join(NETWORK_MODES)}")
+
+    @property
+    def cpu_seconds(self) -> int:
+        """The RLIMIT_CPU of the run's processes."""
+        if self.limits.max_cpu_seconds is not None:
+            return self.limits.max_cpu_seconds
+        return max(1, math.ceil(self.timeout_seconds))
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 
-from handlers.agents.execution import CancelSignal, RunOutcome, RunSpec, run
+from handlers.agents.execution import CancelSignal, RunOutcome, RunSpec, Unsandboxed, run
+from handlers.agents.execution.rlimits import find_prlimit
 
 RunAgent = Callable[..., Awaitable[RunOutcome]]
+
+UNSANDBOXED = Unsandboxed(prlimit=find_prlimit() or "prlimit")
+"""These tests watch the program's processes from the host (their pids, files it writes
+outside its run directory), so they run it unsandboxed; tests/agents/test_isolation.py runs
+programs in the sandbox."""
 
 
 def agent_spec(code: str, **fields: Any) -> RunSpec:
@@ -45,7 +51,7 @@ def entries(directory: Path) -> list[Path]:
 def run_agent(runs_dir: Path) -> RunAgent:
     async def run_agent(code: str, cancel: CancelSignal | None = None, **fields: Any) -> RunOutcome:
         spec = agent_spec(code, **fields)
-        outcome = await run(spec, cancel or CancelSignal(), work_root=runs_dir)
+        outcome = await run(spec, cancel or CancelSignal(), sandbox=UNSANDBOXED, work_root=runs_dir)
         assert entries(runs_dir) == [], "the run directory was not removed"
         return outcome
 

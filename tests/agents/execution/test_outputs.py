@@ -249,7 +249,7 @@ async def test_a_single_file_over_the_size_limit_cannot_be_written(run_agent: Ru
     # RLIMIT_FSIZE: CPython ignores SIGXFSZ, so the write fails with EFBIG instead of killing it
     assert outcome.status == "failed"
     assert outcome.error is not None
-    assert outcome.error.startswith("exit code 1: ")
+    assert outcome.error.startswith("exit code 1 (file size limit (1 MB per file) reached): ")
     assert "File too large" in outcome.error
 
 

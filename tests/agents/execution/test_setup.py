@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from handlers.agents.execution import CancelSignal, RunLimits, RunSpec, run
-from tests.agents.execution.conftest import RunAgent, agent_spec
+from tests.agents.execution.conftest import UNSANDBOXED, RunAgent, agent_spec
 
 
 async def test_a_missing_program_fails_to_start(runs_dir: Path) -> None:
     spec = RunSpec(execution_id="exec-x", command=("no-such-program-here",))
-    outcome = await run(spec, CancelSignal(), work_root=runs_dir)
+    outcome = await run(spec, CancelSignal(), sandbox=UNSANDBOXED, work_root=runs_dir)
 
     assert outcome.status == "failed"
     assert outcome.exit_code is None
@@ -21,7 +21,7 @@ async def test_a_missing_program_fails_to_start(runs_dir: Path) -> None:
 async def test_unsafe_workspace_paths_are_refused(runs_dir: Path) -> None:
     for name in ("../escape.py", "/etc/evil", "a/../../b", "a//b", ""):
         spec = agent_spec("print('hi')", workspace={name: b"x"})
-        outcome = await run(spec, CancelSignal(), work_root=runs_dir)
+        outcome = await run(spec, CancelSignal(), sandbox=UNSANDBOXED, work_root=runs_dir)
         assert outcome.status == "failed", name
         assert outcome.error is not None and outcome.error.startswith("cannot prepare the run: ")
         assert outcome.exit_code is None
@@ -36,7 +36,12 @@ async def test_bad_inputs_and_reserved_variables_are_refused(runs_dir: Path) -> 
         {"env": {"AGENT_OUTPUT_DIR": "/tmp"}},
         {"env": {"BAD=NAME": "x"}},
     ):
-        outcome = await run(agent_spec("print('hi')", **fields), CancelSignal(), work_root=runs_dir)
+        outcome = await run(
+            agent_spec("print('hi')", **fields),
+            CancelSignal(),
+            sandbox=UNSANDBOXED,
+            work_root=runs_dir,
+        )
         assert outcome.status == "failed", fields
         assert outcome.error is not None and outcome.error.startswith("cannot prepare the run: ")
 

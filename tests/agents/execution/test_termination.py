@@ -9,6 +9,7 @@ from pathlib import Path
 from handlers.agents.execution import CancelSignal, RunLimits, run
 from tests.agents.execution.conftest import (
     SPAWNS_SLEEPING_CHILD,
+    UNSANDBOXED,
     RunAgent,
     agent_spec,
     assert_all_gone,
@@ -70,7 +71,7 @@ async def test_cancel_while_running_ends_the_program_and_its_children(
     ready = tmp_path / "ready"
     cancel = CancelSignal()
     spec = agent_spec(SPAWNS_SLEEPING_CHILD, env={"READY_FILE": str(ready)})
-    running = asyncio.create_task(run(spec, cancel, work_root=runs_dir))
+    running = asyncio.create_task(run(spec, cancel, sandbox=UNSANDBOXED, work_root=runs_dir))
     pids = pids_in(await wait_for_file(ready), "leader") + pids_in(ready.read_text(), "child")
 
     requested = time.monotonic()
@@ -96,7 +97,7 @@ async def test_cancel_observed_through_the_poll_callback(runs_dir: Path, tmp_pat
     cancel = CancelSignal(cancel_flag_is_set, poll_interval=0.05)
     spec = agent_spec(SPAWNS_SLEEPING_CHILD, env={"READY_FILE": str(ready)})
     started = time.monotonic()
-    outcome = await run(spec, cancel, work_root=runs_dir)
+    outcome = await run(spec, cancel, sandbox=UNSANDBOXED, work_root=runs_dir)
 
     assert outcome.status == "cancelled"
     assert time.monotonic() - started < 5
@@ -117,6 +118,7 @@ async def test_a_failing_poll_is_retried(runs_dir: Path) -> None:
     outcome = await run(
         agent_spec("import time; time.sleep(30)"),
         CancelSignal(flaky, poll_interval=0.05),
+        sandbox=UNSANDBOXED,
         work_root=runs_dir,
     )
 
@@ -139,7 +141,9 @@ async def test_cancelling_the_calling_task_kills_the_program(
 ) -> None:
     ready = tmp_path / "ready"
     spec = agent_spec(SPAWNS_SLEEPING_CHILD, env={"READY_FILE": str(ready)})
-    running = asyncio.create_task(run(spec, CancelSignal(), work_root=runs_dir))
+    running = asyncio.create_task(
+        run(spec, CancelSignal(), sandbox=UNSANDBOXED, work_root=runs_dir)
+    )
     pids = pids_in(await wait_for_file(ready), "leader")
 
     running.cancel()
@@ -172,7 +176,9 @@ async def test_memory_limit_makes_a_large_allocation_fail_cleanly(run_agent: Run
     assert outcome.status == "failed"
     assert outcome.exit_code == 1
     assert outcome.error is not None
-    assert outcome.error.startswith("exit code 1: ")
+    assert outcome.error.startswith(
+        "exit code 1 (memory limit (512 MiB of address space per process) reached): "
+    )
     assert outcome.error.endswith("MemoryError")
     assert "allocated" not in outcome.stdout_tail
 

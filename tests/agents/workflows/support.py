@@ -28,6 +28,7 @@ from handlers.agents.workflows import (
     WorkflowEngine,
     parse_workflow,
 )
+from tests.agents.execution.conftest import UNSANDBOXED
 
 
 def workflow(text: str) -> WorkflowDefinition:
@@ -169,7 +170,7 @@ class PythonAgents:
             timeout_seconds=request.timeout_seconds or 20.0,
             env=self.env,
         )
-        outcome = await run(spec, cancel, work_root=self.work_root)
+        outcome = await run(spec, cancel, sandbox=UNSANDBOXED, work_root=self.work_root)
         return AgentResult(outcome.status, outcome.output_json, outcome.error, spec.execution_id)
 
 

@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
+.PHONY: install sandbox services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -26,11 +26,18 @@ $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,bench]'
 	touch $@
 
+# The agent sandbox: bubblewrap, and the system python3 agent programs run with (Debian
+# packages). AGENTS_SANDBOX=none skips it: agent programs then run unisolated.
+sandbox:
+ifneq ($(AGENTS_SANDBOX),none)
+	./scripts/ensure-debian-packages.sh bubblewrap python3
+endif
+
 # Redis, memcached and PostgreSQL on loopback, installed and started when missing.
 services:
 	./scripts/test-services.sh
 
-test: install services
+test: install sandbox services
 	$(PY) -m pytest
 
 # specs/ -> generated/ (models, handler Protocols, webrest routes, clients, protobuf modules)
@@ -61,7 +68,7 @@ typecheck: install
 # and its bundled models in .data/rag, agents with SQLite in .data/agents and its own worker,
 # the webrest example); prints where each listens.
 # Ports: RATELIMIT_HTTP_PORT, RATELIMIT_GRPC_PORT, RAG_PORT, AGENTS_PORT, EXAMPLE_PORT.
-run: install
+run: install sandbox
 	PY=$(PY) HOST=$(HOST) EXAMPLE_PORT=$(EXAMPLE_PORT) ./scripts/run-services.sh
 
 bench: bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows
@@ -83,13 +90,13 @@ bench-rag: $(BENCH_STAMP)
 # The agents service as real processes: the executions list at 100k executions and workers on
 # PostgreSQL (127.0.0.1:5432, `make services`), run latency on the embedded SQLite default
 # (BENCH_ARGS=--quick for smaller sizes, --parts list,run,workers to choose).
-bench-agents: $(BENCH_STAMP)
+bench-agents: $(BENCH_STAMP) sandbox
 	$(PY) -m bench.agents $(BENCH_ARGS)
 
 # A three-step workflow of trivial steps: executions/s of two workers on PostgreSQL
 # (127.0.0.1:5432, `make services`) and the wait_for_completion latency on the embedded SQLite
 # default against its steps' own run times (BENCH_ARGS=--quick, --parts throughput,sync).
-bench-workflows: $(BENCH_STAMP)
+bench-workflows: $(BENCH_STAMP) sandbox
 	$(PY) -m bench.workflows $(BENCH_ARGS)
 
 clean:

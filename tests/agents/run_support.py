@@ -111,7 +111,9 @@ def tuned_server(storage: Storage, **overrides: Any) -> Iterator[RunningServer]:
         yield server
 
 
-def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Popen[bytes]:
+def _start_worker(
+    storage: Storage, tmp_path: Path, index: int, extra_env: dict[str, str]
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "AGENTS_DATABASE_URL": storage.database_url,
@@ -122,6 +124,7 @@ def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Po
         "AGENTS_CANCEL_POLL_SECONDS": "0.2",
         "AGENTS_MAX_ATTEMPTS": "2",
         "LOG_LEVEL": "WARNING",
+        **extra_env,
     }
     with (tmp_path / f"worker-{index}.log").open("wb") as log:
         return subprocess.Popen(
@@ -132,25 +135,81 @@ def _start_worker(storage: Storage, tmp_path: Path, index: int) -> subprocess.Po
 
 @contextmanager
 def worker_processes(
-    storage: Storage, tmp_path: Path, count: int
+    storage: Storage, tmp_path: Path, count: int, env: dict[str, str] | None = None
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``count`` ``agents-worker`` processes on ``storage`` (fast heartbeats, one execution
-    each, logs in ``tmp_path``); stopped with SIGTERM (SIGKILL after 20 s) at the end."""
+    each, logs in ``tmp_path``, ``env`` added to their environment); stopped with SIGTERM
+    (SIGKILL after 20 s) at the end."""
     workers: list[subprocess.Popen[bytes]] = []
     try:
         for index in range(count):
-            workers.append(_start_worker(storage, tmp_path, index))
+            workers.append(_start_worker(storage, tmp_path, index, env or {}))
         yield workers
     finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-        for worker in workers:
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
+        _stop(workers)
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class ServerProcess:
+    """An ``agents-server`` process: its URL and the process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def client(self, api_key: str) -> ServiceClient:
+        return ServiceClient(api_key=api_key, base_url=self.url, timeout_seconds=30.0)
+
+
+@contextmanager
+def server_process(
+    storage: Storage, log_path: Path, env: dict[str, str] | None = None
+) -> Iterator[ServerProcess]:
+    """``agents-server`` as a process of its own on ``storage`` (any free port, log in
+    ``log_path``, ``env`` added to its environment); stopped with SIGTERM at the end."""
+    full_env = {
+        **os.environ,
+        "AGENTS_PORT": "0",
+        "AGENTS_DATABASE_URL": storage.database_url,
+        "AGENTS_DATA_DIR": str(storage.data_dir),
+        "AGENTS_HEARTBEAT_SECONDS": "0.3",
+        "AGENTS_STALE_AFTER_SECONDS": "1.5",
+        "AGENTS_CANCEL_POLL_SECONDS": "0.2",
+        "LOG_LEVEL": "INFO",
+        **(env or {}),
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handlers.agents.server"], env=full_env, cwd=ROOT,
+            stdout=log, stderr=log,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while (url := _announced_url(log_path)) is None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"agents-server did not start:\n{log_path.read_text()}")
+            time.sleep(0.05)
+        yield ServerProcess(url, process)
+    finally:
+        _stop([process])
+
+
+def _announced_url(log_path: Path) -> str | None:
+    for line in log_path.read_text(errors="replace").splitlines():
+        if "agents-server listening on " in line:
+            return line.split("listening on ", 1)[1].split()[0]
+    return None
 
 
 def holder(

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from handlers.agents.egress import EgressPolicy, EgressRefused
+from handlers.agents.egress import EgressPolicy, EgressRefused, EgressUnresolved
 
 __all__ = ["EgressProxy"]
 
@@ -121,6 +121,8 @@ class EgressProxy:
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         try:
             address = await self.policy.resolve(host, port)
+        except EgressUnresolved as error:
+            raise _Refusal("502 Bad Gateway", str(error)) from None
         except EgressRefused as error:
             raise _Refusal("403 Forbidden", f"egress to {host}:{port} refused: {error}") from None
         try:

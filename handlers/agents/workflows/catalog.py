@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import anyio
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -47,7 +48,10 @@ MAX_ISSUES = 100
 
 
 def parse_yaml(text: str) -> WorkflowDefinition:
-    """The definition in ``text``; a 400 listing every problem with its line and column."""
+    """The definition in ``text``; a 400 listing every problem with its line and column.
+
+    CPU-bound (up to the YAML size limit and MAX_TOTAL_EVALUATION_SECONDS of constant
+    expressions): async code calls it in a worker thread (``parse_yaml_off_loop``)."""
     try:
         return parse_workflow(text)
     except WorkflowValidationError as error:
@@ -57,6 +61,11 @@ def parse_yaml(text: str) -> WorkflowDefinition:
         count = len(error.issues)
         summary = f"The workflow definition is invalid ({count} problem{'s' if count > 1 else ''})"
         raise BadRequest(summary, details) from None
+
+
+async def parse_yaml_off_loop(text: str) -> WorkflowDefinition:
+    """``parse_yaml`` in a worker thread, so the event loop goes on serving meanwhile."""
+    return await anyio.to_thread.run_sync(parse_yaml, text)
 
 
 def _invalid(message: str) -> BadRequest:
@@ -130,7 +139,7 @@ class WorkflowCatalog:
 
         if not principal.can_create_agents:
             raise HttpError(403, "This API key may not create workflows")
-        definition = parse_yaml(body.yaml_content)
+        definition = await parse_yaml_off_loop(body.yaml_content)
         if definition.name in RESERVED_SLUGS:
             raise _invalid(f"The workflow name '{definition.name}' is reserved")
         release = _Release(definition, body.yaml_content, _tag(body.version))
@@ -167,7 +176,7 @@ class WorkflowCatalog:
     ) -> models.WorkflowVersion:
         """A new current version of the workflow ``ref``."""
 
-        definition = parse_yaml(body.yaml_content)
+        definition = await parse_yaml_off_loop(body.yaml_content)
         release = _Release(definition, body.yaml_content, _tag(body.version))
 
         def work(session: Session) -> models.WorkflowVersion:

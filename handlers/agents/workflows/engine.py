@@ -15,6 +15,12 @@ from typing import Any
 from handlers.agents.execution import CancelSignal
 from handlers.agents.workflows.definition import StepDefinition, StepType, WorkflowDefinition
 from handlers.agents.workflows.inputs import InputError, bind_inputs
+from handlers.agents.workflows.limits import (
+    MAX_STEP_DATA_BYTES,
+    Sizer,
+    ValueTooDeep,
+    ValueTooLarge,
+)
 from handlers.agents.workflows.records import (
     ExecutionJournal,
     FinalStatus,
@@ -31,7 +37,7 @@ from handlers.agents.workflows.steps import (
     TransformStepRunner,
     WaitStepRunner,
 )
-from handlers.agents.workflows.templates import RenderError, render
+from handlers.agents.workflows.templates import RenderError, Template, render
 
 logger = logging.getLogger(__name__)
 
@@ -253,6 +259,8 @@ class _Execution:
                     return
                 if step.id in self.overrides:
                     await self.apply_override(step)
+                    if self.stopping is not None:
+                        return
                     progress = True
                     continue
                 self.step_signals[step.id] = CancelSignal()
@@ -263,12 +271,18 @@ class _Execution:
 
     async def apply_override(self, step: StepDefinition) -> None:
         moment = now()
+        output = self.overrides[step.id]
+        problem = await asyncio.to_thread(data_problem, output, "output")
+        if problem is not None:
+            await self.update(
+                step.id, status="failed", error=problem, started_at=moment, finished_at=now()
+            )
+            if not step.allow_failure and self.stopping is None:
+                self.failure = f"step {step.id!r} failed: {problem}"
+                self.stop("failed", f"cancelled: step {step.id!r} failed")
+            return
         await self.update(
-            step.id,
-            status="completed",
-            output=self.overrides[step.id],
-            started_at=moment,
-            finished_at=moment,
+            step.id, status="completed", output=output, started_at=moment, finished_at=moment
         )
 
     # -- one step ------------------------------------------------------------------------------
@@ -277,9 +291,9 @@ class _Execution:
         signal = self.step_signals[step.id]
         started = now()
         first_started = self.first_started.setdefault(step.id, started)
-        try:
-            params = render(step.params, self.scope())
-        except RenderError as exc:
+        try:  # CPU-bound (bounded by the expression limits): off the event loop
+            params = await asyncio.to_thread(_render_data, step.params, self.scope(), "input")
+        except (RenderError, _DataRefused) as exc:
             error = f"cannot evaluate the step's parameters: {exc}"
             await self.update(
                 step.id, status="failed", error=error, started_at=started, finished_at=now()
@@ -313,7 +327,13 @@ class _Execution:
             except StepFailed as exc:
                 error, retryable = str(exc), exc.retryable
             else:
-                await self.end_step(step, "completed", output=output)
+                problem = None
+                if output is not params:  # a transform's output is its checked input
+                    problem = await asyncio.to_thread(data_problem, output, "output")
+                if problem is None:
+                    await self.end_step(step, "completed", output=output)
+                else:
+                    await self.end_step(step, "failed", error=problem)
                 return
             if signal.requested:
                 await self.end_step(step, "cancelled", error=f"cancelled ({error})")
@@ -422,9 +442,13 @@ class _Execution:
             error = "cancelled"
         if status == "completed" and self.definition.result is not None:
             try:
-                result = render(self.definition.result, self.scope())
+                result = await asyncio.to_thread(
+                    _render_data, self.definition.result, self.scope(), "result"
+                )
             except RenderError as exc:
                 status, error = "failed", f"cannot evaluate the result: {exc}"
+            except _DataRefused as exc:
+                status, error = "failed", str(exc)
         self.state = replace(
             self.state, status=status, finished_at=now(), result=result, error=error
         )
@@ -452,6 +476,33 @@ class _Execution:
     async def write_workflow(self) -> None:
         async with self.journal_lock:
             await self.journal.record_workflow(self.state)
+
+
+class _DataRefused(ValueError):
+    """A rendered value is too large or too deep to be recorded."""
+
+
+def data_problem(value: object, what: str, sizer: Sizer | None = None) -> str | None:
+    """Why ``value`` cannot be recorded as a step's ``what`` (input, output) or as the
+    workflow's result: larger than MAX_STEP_DATA_BYTES as compact JSON, or nested deeper than
+    MAX_JSON_DEPTH; None when it can. Walks the value (up to the limit): call it from a worker
+    thread."""
+    try:
+        (sizer or Sizer()).measure(value, MAX_STEP_DATA_BYTES)
+    except (ValueTooLarge, ValueTooDeep) as exc:
+        return str(exc.naming(what))
+    return None
+
+
+def _render_data(template: Template, scope: Mapping[str, object], what: str) -> object:
+    """The template's value, checked as step data (in a worker thread); raises RenderError or
+    _DataRefused."""
+    sizer = Sizer()
+    value = render(template, scope, sizer=sizer)
+    problem = data_problem(value, what, sizer)
+    if problem is not None:
+        raise _DataRefused(problem)
+    return value
 
 
 def _is_final(record: StepRecord, step: StepDefinition) -> bool:

@@ -15,11 +15,15 @@ from handlers.agents.workflows.functions import (
     type_name,
 )
 from handlers.agents.workflows.limits import (
+    MAX_VALUE_BYTES,
+    Budget,
     LimitError,
+    ValueTooLarge,
     check_items,
     check_number,
     check_power,
     check_string,
+    json_size,
 )
 from handlers.agents.workflows.syntax import (
     Binary,
@@ -34,6 +38,8 @@ from handlers.agents.workflows.syntax import (
     Unary,
 )
 
+_TICK_EVERY = 4096
+
 
 class EvaluationError(ValueError):
     """An expression failed on its values; ``offset`` is where in the expression."""
@@ -44,39 +50,24 @@ class EvaluationError(ValueError):
         self.offset = offset
 
 
-def evaluate_node(node: Node, scope: Mapping[str, object]) -> object:
-    """The value of ``node``, with ``scope`` giving the root names (``inputs``, ``steps``)."""
+def evaluate_node(node: Node, scope: Mapping[str, object], budget: Budget | None = None) -> object:
+    """The value of ``node``, with ``scope`` giving the root names (``inputs``, ``steps``).
+
+    ``budget`` (a fresh one when None) bounds the time and the values: every value built is
+    within the limits of ``limits``, whatever the scope holds, and nothing escapes but
+    EvaluationError (a RecursionError, MemoryError or OverflowError becomes one too).
+    """
+    evaluator = _Evaluator(scope, budget if budget is not None else Budget())
     try:
-        return _evaluate(node, scope)
+        return evaluator.evaluate(node)
     except (FunctionError, LimitError) as exc:  # raised without a position: the call's
         raise EvaluationError(str(exc), node.offset) from None
-
-
-def _evaluate(node: Node, scope: Mapping[str, object]) -> object:
-    if isinstance(node, Const):
-        return node.value
-    if isinstance(node, Name):
-        if node.name not in scope:
-            raise EvaluationError(f"{node.name!r} is not available here", node.offset)
-        return scope[node.name]
-    if isinstance(node, Member):
-        return _member(_evaluate(node.target, scope), _evaluate(node.key, scope), node)
-    if isinstance(node, Unary):
-        return _unary(node, _evaluate(node.operand, scope))
-    if isinstance(node, Binary):
-        return _binary(node, scope)
-    if isinstance(node, Conditional):
-        branch = node.then if truthy(_evaluate(node.condition, scope)) else node.otherwise
-        return _evaluate(branch, scope)
-    if isinstance(node, Call):
-        args = [_evaluate(arg, scope) for arg in node.args]
-        try:
-            return call_function(node.function, args)
-        except (FunctionError, LimitError) as exc:
-            raise EvaluationError(str(exc), node.offset) from None
-    if isinstance(node, ListLiteral):
-        return [_evaluate(item, scope) for item in node.items]
-    return _object(node, scope)
+    except RecursionError:
+        raise EvaluationError("value nested too deeply", node.offset) from None
+    except MemoryError:
+        raise EvaluationError("out of memory", node.offset) from None
+    except OverflowError as exc:
+        raise EvaluationError(str(exc) or "number too large", node.offset) from None
 
 
 def truthy(value: object) -> bool:
@@ -84,15 +75,126 @@ def truthy(value: object) -> bool:
     return bool(value)
 
 
-def _object(node: ObjectLiteral, scope: Mapping[str, object]) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for key_node, value_node in node.entries:
-        key = _evaluate(key_node, scope)
-        if not isinstance(key, str):
-            message = f"object keys must be strings, got {type_name(key)}"
-            raise EvaluationError(message, key_node.offset)
-        result[key] = _evaluate(value_node, scope)
-    return result
+class _Evaluator:
+    def __init__(self, scope: Mapping[str, object], budget: Budget) -> None:
+        self.scope = scope
+        self.budget = budget
+
+    def evaluate(self, node: Node) -> object:
+        self.budget.check_time()
+        if isinstance(node, Const):
+            return node.value
+        if isinstance(node, Name):
+            if node.name not in self.scope:
+                raise EvaluationError(f"{node.name!r} is not available here", node.offset)
+            return self.scope[node.name]
+        if isinstance(node, Member):
+            return _member(self.evaluate(node.target), self.evaluate(node.key), node)
+        if isinstance(node, Unary):
+            return _unary(node, self.evaluate(node.operand))
+        if isinstance(node, Binary):
+            return self.binary(node)
+        if isinstance(node, Conditional):
+            condition = self.evaluate(node.condition)
+            return self.evaluate(node.then if truthy(condition) else node.otherwise)
+        if isinstance(node, Call):
+            args = [self.evaluate(arg) for arg in node.args]
+            try:
+                return call_function(node.function, args, self.budget)
+            except (FunctionError, LimitError) as exc:
+                raise EvaluationError(str(exc), node.offset) from None
+        if isinstance(node, ListLiteral):
+            items = [self.evaluate(item) for item in node.items]
+            return self.built(items, node)
+        return self.mapping(node)
+
+    def built(self, value: object, node: Node) -> object:
+        """``value``, a new list or object, if it is within the size and depth limits."""
+        try:
+            self.budget.check_value(value)
+        except LimitError as exc:
+            raise EvaluationError(str(exc), node.offset) from None
+        return value
+
+    def mapping(self, node: ObjectLiteral) -> object:
+        result: dict[str, object] = {}
+        for key_node, value_node in node.entries:
+            key = self.evaluate(key_node)
+            if not isinstance(key, str):
+                message = f"object keys must be strings, got {type_name(key)}"
+                raise EvaluationError(message, key_node.offset)
+            result[key] = self.evaluate(value_node)
+        return self.built(result, node)
+
+    def binary(self, node: Binary) -> object:
+        left = self.evaluate(node.left)
+        if node.op == "and":
+            return self.evaluate(node.right) if truthy(left) else left
+        if node.op == "or":
+            return left if truthy(left) else self.evaluate(node.right)
+        right = self.evaluate(node.right)
+        try:
+            if node.op in ("in", "not in"):
+                found = self.contains(right, left)
+                return found if node.op == "in" else not found
+            if node.op == "+" and isinstance(left, list) and isinstance(right, list):
+                return self.concatenate(left, right)
+            if node.op == "*" and (isinstance(left, list) or isinstance(right, list)):
+                return self.repeat(left, right)
+            return _operate(node.op, left, right)
+        except ZeroDivisionError:
+            raise EvaluationError("division by zero", node.offset) from None
+        except (LimitError, OverflowError) as exc:
+            raise EvaluationError(str(exc) or "number too large", node.offset) from None
+        except TypeError:
+            raise EvaluationError(
+                f"cannot apply {node.op} to {type_name(left)} and {type_name(right)}", node.offset
+            ) from None
+
+    def contains(self, container: object, item: object) -> bool:
+        if not isinstance(container, list):
+            return _contains(container, item)
+        if not isinstance(item, bool | int | float):
+            return item in container  # the same as equal() for these items, at C speed
+        for index, element in enumerate(container):
+            if index % _TICK_EVERY == 0:
+                self.budget.check_time()
+            if equal(element, item):
+                return True
+        return False
+
+    def concatenate(self, left: list[object], right: list[object]) -> list[object]:
+        """``left + right``, its size known before it is built."""
+        check_items(len(left) + len(right))
+        left_size, left_height = self.budget.measure(left)
+        right_size, right_height = self.budget.measure(right)
+        # one pair of brackets less, and a comma more between two non-empty lists
+        size = left_size + right_size - 2 + (1 if left and right else 0)
+        if size > MAX_VALUE_BYTES:
+            raise ValueTooLarge(size, MAX_VALUE_BYTES, exact=True)
+        result = left + right
+        self.budget.sizer.remember(result, size, max(left_height, right_height))
+        return result
+
+    def repeat(self, left: object, right: object) -> list[object]:
+        """``items * count``, refused before it is built when it would be too large."""
+        items, other = (left, right) if isinstance(left, list) else (right, left)
+        assert isinstance(items, list)
+        count = _number(other)  # TypeError for a list, a boolean...
+        if not isinstance(count, int):
+            raise TypeError("*")
+        count = max(count, 0)
+        check_items(len(items) * count)
+        item_size, height = self.budget.measure(items)
+        if not items or count == 0:
+            size, height = 2, 1
+        else:
+            size = (item_size - 2) * count + (count - 1) + 2
+        if size > MAX_VALUE_BYTES:
+            raise ValueTooLarge(size, MAX_VALUE_BYTES, exact=True)
+        result = items * count if items else []  # [] * 10**100 would overflow
+        self.budget.sizer.remember(result, size, height)
+        return result
 
 
 def _member(target: object, key: object, node: Member) -> object:
@@ -113,7 +215,14 @@ def _member(target: object, key: object, node: Member) -> object:
 
 
 def _brief(value: object) -> str:
-    text = to_text(value) if not isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        text = repr(value[:200])
+    else:
+        try:
+            json_size(value, 200)
+            text = to_text(value)
+        except (LimitError, FunctionError):
+            text = f"a {type_name(value)}"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -126,34 +235,12 @@ def _unary(node: Unary, value: object) -> object:
     return -value if node.op == "-" else value
 
 
-def _binary(node: Binary, scope: Mapping[str, object]) -> object:
-    left = _evaluate(node.left, scope)
-    if node.op == "and":
-        return _evaluate(node.right, scope) if truthy(left) else left
-    if node.op == "or":
-        return left if truthy(left) else _evaluate(node.right, scope)
-    right = _evaluate(node.right, scope)
-    try:
-        return _operate(node.op, left, right)
-    except ZeroDivisionError:
-        raise EvaluationError("division by zero", node.offset) from None
-    except (LimitError, OverflowError) as exc:
-        raise EvaluationError(str(exc) or "number too large", node.offset) from None
-    except TypeError:
-        raise EvaluationError(
-            f"cannot apply {node.op} to {type_name(left)} and {type_name(right)}", node.offset
-        ) from None
-
-
 def _operate(op: str, left: object, right: object) -> object:
     """Raises TypeError for operand types the operator does not take."""
     if op == "==":
         return equal(left, right)
     if op == "!=":
         return not equal(left, right)
-    if op in ("in", "not in"):
-        found = _contains(right, left)
-        return found if op == "in" else not found
     if op in ("<", "<=", ">", ">="):
         return _compare(op, left, right)
     if op == "+":
@@ -201,8 +288,6 @@ def _contains(container: object, item: object) -> bool:
         if not isinstance(item, str):
             raise TypeError("in")
         return item in container
-    if isinstance(container, list):
-        return any(equal(element, item) for element in container)
     if isinstance(container, dict):
         return item in container
     raise TypeError("in")
@@ -227,23 +312,18 @@ def _add(left: object, right: object) -> object:
     if isinstance(left, str) and isinstance(right, str):
         check_string(len(left) + len(right))
         return left + right
-    if isinstance(left, list) and isinstance(right, list):
-        check_items(len(left) + len(right))
-        return left + right
     return _arithmetic("+", _number(left), _number(right))
 
 
 def _multiply(left: object, right: object) -> object:
-    if isinstance(right, str | list):
+    """Numbers, or a string repeated (lists are repeated by ``_Evaluator.repeat``)."""
+    if isinstance(right, str):
         left, right = right, left
-    if isinstance(left, str | list):
+    if isinstance(left, str):
         count = _number(right)
         if not isinstance(count, int):
             raise TypeError("*")
         count = max(count, 0)
-        if isinstance(left, str):
-            check_string(len(left) * count)
-        else:
-            check_items(len(left) * count)
-        return left * count
+        check_string(len(left) * count)
+        return left * count if left else ""  # '' * 10**100 would overflow
     return _arithmetic("*", _number(left), _number(right))

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from handlers.agents.workflows.evaluation import EvaluationError, evaluate_node
-from handlers.agents.workflows.limits import MAX_EXPRESSION_CHARS
+from handlers.agents.workflows.limits import MAX_EXPRESSION_CHARS, Budget, Deadline
 from handlers.agents.workflows.syntax import (
     Const,
     ExpressionError,
@@ -49,10 +49,14 @@ class Expression:
     references: tuple[Reference, ...]
 
 
-def compile_expression(source: str) -> Expression:
+def compile_expression(
+    source: str, *, deadline: Deadline | None = None, fold: bool = True
+) -> Expression:
     """Parse ``source``; raise ExpressionError with the offset of the first problem.
 
-    Sub-expressions that use no names are evaluated now, so ``'a' * 10**9`` fails here.
+    Sub-expressions that use no names are evaluated now (unless ``fold`` is false), so
+    ``'a' * 10**9`` fails here, within MAX_EVALUATION_SECONDS for the whole expression and
+    before ``deadline``, which the caller shares between expressions (a workflow definition's).
     """
     if len(source) > MAX_EXPRESSION_CHARS:
         raise ExpressionError(
@@ -61,14 +65,18 @@ def compile_expression(source: str) -> Expression:
     if not source.strip():
         raise ExpressionError("empty expression", 0)
     tree = parse(source)
-    _fold_constants(tree)
+    if fold:
+        _fold_constants(tree, Budget(outer=deadline))
     return Expression(source, tree, tuple(_references(tree)))
 
 
-def evaluate(expression: Expression, scope: Mapping[str, object]) -> object:
-    """The value of ``expression`` with ``scope`` binding ``inputs`` and ``steps``; raises
-    EvaluationError (with the offset of the failing part)."""
-    return evaluate_node(expression.tree, scope)
+def evaluate(
+    expression: Expression, scope: Mapping[str, object], budget: Budget | None = None
+) -> object:
+    """The value of ``expression`` with ``scope`` binding ``inputs`` and ``steps``, within
+    ``budget`` (a fresh one when None); raises EvaluationError (with the offset of the
+    failing part)."""
+    return evaluate_node(expression.tree, scope, budget)
 
 
 def _references(node: Node) -> Iterator[Reference]:
@@ -104,17 +112,18 @@ def _literal_key(key: Node) -> str | None:
     return key.value if isinstance(key, Const) and isinstance(key.value, str) else None
 
 
-def _fold_constants(node: Node) -> None:
+def _fold_constants(node: Node, budget: Budget) -> None:
+    """Evaluate (to check them) the largest parts of ``node`` that use no names."""
     if isinstance(node, Const | Name):
         return
     if not _uses_names(node):
         try:
-            evaluate_node(node, {})
+            evaluate_node(node, {}, budget)
         except EvaluationError as exc:
             raise ExpressionError(exc.message, exc.offset) from None
         return
     for child in children(node):
-        _fold_constants(child)
+        _fold_constants(child, budget)
 
 
 def _uses_names(node: Node) -> bool:

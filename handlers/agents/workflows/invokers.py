@@ -238,7 +238,8 @@ class LocalBlockInvoker:
             child = await self.database.write(partial(self._child, request=request))
         except _Refused as refused:
             return BlockResult("failed", error=str(refused))
-        definition = self.definitions(child.version_id, child.yaml)
+        # parsing is CPU-bound (constant expressions included): off the event loop
+        definition = await asyncio.to_thread(self.definitions, child.version_id, child.yaml)
         positions = {step.id: index for index, step in enumerate(definition.steps)}
         journal = DatabaseJournal(self.database, child.execution_id, self.lease, positions)
         try:

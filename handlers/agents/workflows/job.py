@@ -47,6 +47,7 @@ from handlers.agents.schema import WorkflowExecution, WorkflowVersion, utc_now
 from handlers.agents.settings import Settings
 from handlers.agents.workflows.definition import WorkflowDefinition
 from handlers.agents.workflows.engine import WorkflowEngine
+from handlers.agents.workflows.http_step import HttpStepRunner
 from handlers.agents.workflows.invokers import (
     LocalAgentInvoker,
     LocalBlockInvoker,
@@ -159,14 +160,16 @@ class WorkflowJob:
     async def _execute(self, lease: Lease, cancel: CancelSignal) -> dict[str, Any]:
         try:
             claimed = await self.database.read(partial(_read, execution_id=lease.execution_id))
-            definition = self.definition(claimed.version_id, claimed.yaml)
+            # parse_workflow is CPU-bound (constant expressions included): off the event loop
+            definition = await asyncio.to_thread(self.definition, claimed.version_id, claimed.yaml)
         except (LookupError, ValueError) as error:
             return _failed(f"cannot prepare the run: {error}")
         blocks = LocalBlockInvoker(self.database, lease, self.definition)
         agents = LocalAgentInvoker(
             self.database, self.blobs, self.settings, self.agent_job, self.worker_id
         )
-        engine = WorkflowEngine(standard_runners(agents=agents, blocks=blocks))
+        http = HttpStepRunner(egress=self.settings.egress)
+        engine = WorkflowEngine(standard_runners(agents=agents, blocks=blocks, http=http))
         blocks.engine = engine
         positions = {step.id: index for index, step in enumerate(definition.steps)}
         journal = DatabaseJournal(self.database, lease.execution_id, lease, positions)

@@ -34,7 +34,7 @@ from handlers.agents.schema import WorkflowExecution, utc_now
 from handlers.agents.workflows.definition import WorkflowDefinition
 from handlers.agents.workflows.inputs import InputError, bind_inputs
 from handlers.agents.workflows.journal import MAX_ERROR_CHARS
-from handlers.agents.workflows.parse import parse_workflow
+from handlers.agents.workflows.parse import WorkflowValidationError, parse_workflow
 from handlers.agents.workflows.store import (
     find_workflow,
     new_workflow_execution_id,
@@ -142,15 +142,28 @@ class WorkflowRuns:
         inputs = {**request.input, **await anyio.to_thread.run_sync(store)}
         status = self.engine.initial_status
 
-        def work(session: Session) -> tuple[str, bool]:
+        def choose(session: Session) -> tuple[str, str, str]:
             workflow = find_workflow(session, principal, ref)
             chosen = resolve_version(session, workflow, version)
-            refusal = _refusal(parse_workflow(chosen.yaml_content), inputs, request.overrides)
+            return workflow.id, chosen.id, chosen.yaml_content
+
+        workflow_id, version_id, yaml = await self.database.read(choose)
+
+        def check() -> str | None:  # CPU-bound: in a worker thread, outside any transaction
+            try:
+                definition = parse_workflow(yaml)
+            except WorkflowValidationError as error:  # a version stored before a new limit
+                return f"the version's definition is invalid: {error}"[:MAX_ERROR_CHARS]
+            return _refusal(definition, inputs, request.overrides)
+
+        refusal = await anyio.to_thread.run_sync(check)
+
+        def work(session: Session) -> tuple[str, bool]:
             now = utc_now()
             execution = WorkflowExecution(
                 id=new_workflow_execution_id(),
-                workflow_id=workflow.id,
-                version_id=chosen.id,
+                workflow_id=workflow_id,
+                version_id=version_id,
                 status=status if refusal is None else "rejected",
                 error=refusal,
                 completed_at=None if refusal is None else now,

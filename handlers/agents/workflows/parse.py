@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from handlers.agents.workflows.definition import (
@@ -39,6 +40,7 @@ from handlers.agents.workflows.durations import (
 from handlers.agents.workflows.expressions import ExpressionError, Reference
 from handlers.agents.workflows.graph import find_cycles
 from handlers.agents.workflows.inputs import check_input_value
+from handlers.agents.workflows.limits import MAX_JSON_DEPTH, total_deadline
 from handlers.agents.workflows.templates import (
     ListTemplate,
     Literal,
@@ -95,12 +97,20 @@ def parse_workflow(text: str) -> WorkflowDefinition:
     problem with its line and column."""
     if len(text) > MAX_YAML_CHARS:
         raise WorkflowValidationError([Issue(1, 1, f"longer than {MAX_YAML_CHARS} characters")])
-    root = compose(text)
+    try:
+        root = compose(text)
+    except RecursionError:  # the composer recurses once per level
+        where = _too_deep_event(text)
+        raise WorkflowValidationError([Issue(where.line, where.column, _TOO_DEEP)]) from None
     if not isinstance(root, MappingNode):
         where = position_of(root) if root is not None else Position(1, 1)
         raise WorkflowValidationError(
             [Issue(where.line, where.column, "a workflow must be a YAML mapping")]
         )
+    deep = _too_deep_node(root)
+    if deep is not None:  # before anything recursive walks it
+        where = position_of(deep)
+        raise WorkflowValidationError([Issue(where.line, where.column, _TOO_DEEP)])
     issues = Issues(text)
     document = to_json(root, issues)
     issues.raise_if_any()  # aliases are never walked below (no exponential expansion)
@@ -109,6 +119,44 @@ def parse_workflow(text: str) -> WorkflowDefinition:
     issues.raise_if_any()
     assert definition is not None
     return definition
+
+
+_TOO_DEEP = f"nested too deeply (more than {MAX_JSON_DEPTH} levels of lists and mappings)"
+
+
+def _too_deep_node(root: Node) -> Node | None:
+    """The first list or mapping nested deeper than MAX_JSON_DEPTH, found without recursion."""
+    stack: list[tuple[Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, SequenceNode):
+            children: list[Node] = list(node.value)
+        elif isinstance(node, MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return node
+        stack.extend((child, depth + 1) for child in reversed(children))
+    return None
+
+
+def _too_deep_event(text: str) -> Position:
+    """Where the YAML first nests deeper than MAX_JSON_DEPTH, from the parser's events (which
+    need no recursion); the start when it cannot be found."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                depth += 1
+                mark = event.start_mark
+                if depth > MAX_JSON_DEPTH and mark is not None:
+                    return Position(mark.line + 1, mark.column + 1)
+            elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return Position(1, 1)
 
 
 @dataclass
@@ -131,6 +179,12 @@ class _StepDraft:
 class _WorkflowReader:
     def __init__(self, issues: Issues) -> None:
         self.issues = issues
+        self.deadline = total_deadline(
+            "evaluating the constant parts of the workflow's expressions"
+        )
+        """Shared by every expression's constant parts (MAX_TOTAL_EVALUATION_SECONDS)."""
+        self.folding = True
+        """False once the deadline has passed: later expressions are only parsed."""
         self.name = ""
         self.input_names: set[str] = set()
         """Every declared input, also those reported invalid (no "unknown input" for them)."""
@@ -526,10 +580,12 @@ class _WorkflowReader:
             if not isinstance(value, str):
                 return Literal(value)
             try:
-                template = compile_string(value)
+                template = compile_string(value, deadline=self.deadline, fold=self.folding)
             except ExpressionError as exc:
                 where = self.issues.in_scalar(node, exc.offset)
                 self.issues.add(where, f"invalid expression: {exc.message}")
+                if self.deadline.expired():  # reported once, not again for every expression
+                    self.folding = False
                 return Literal(None)
             for embedded in embedded_in(template):
                 for reference in embedded.expression.references:

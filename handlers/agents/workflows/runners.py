@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from handlers.agents.egress import EgressPolicy
 from handlers.agents.workflows.definition import StepType
 from handlers.agents.workflows.http_step import HttpStepRunner
 from handlers.agents.workflows.steps import (
@@ -22,11 +23,12 @@ def standard_runners(
     http: HttpStepRunner | None = None,
 ) -> dict[StepType, StepRunner]:
     """Runners for every step type; agent and block steps only when their invoker is given
-    (a step without a runner fails with "no runner for agent steps")."""
+    (a step without a runner fails with "no runner for agent steps"). Without ``http``, http
+    steps reach public addresses only (the default egress policy)."""
     runners: dict[StepType, StepRunner] = {
         "transform": TransformStepRunner(),
         "wait": WaitStepRunner(),
-        "http": http or HttpStepRunner(),
+        "http": http if http is not None else HttpStepRunner(egress=EgressPolicy()),
     }
     if agents is not None:
         runners["agent"] = AgentStepRunner(agents)

@@ -8,6 +8,7 @@ strings as they are, anything else as JSON). ``$${{`` writes a literal ``${{``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from handlers.agents.workflows.expressions import (
@@ -17,8 +18,15 @@ from handlers.agents.workflows.expressions import (
     compile_expression,
     evaluate,
 )
-from handlers.agents.workflows.functions import to_text
-from handlers.agents.workflows.limits import LimitError, check_string
+from handlers.agents.workflows.functions import FunctionError, to_text
+from handlers.agents.workflows.limits import (
+    Budget,
+    Deadline,
+    LimitError,
+    Sizer,
+    check_string,
+    total_deadline,
+)
 
 OPEN = "${{"
 CLOSE = "}}"
@@ -67,8 +75,9 @@ class RenderError(ValueError):
     """An embedded expression failed; the message names the expression."""
 
 
-def compile_string(text: str) -> Template:
-    """The template of one string; raises ExpressionError with the offset in ``text``."""
+def compile_string(text: str, *, deadline: Deadline | None = None, fold: bool = True) -> Template:
+    """The template of one string; raises ExpressionError with the offset in ``text``.
+    ``deadline`` and ``fold``: see ``compile_expression``."""
     parts: list[str | Embedded] = []
     literal: list[str] = []
     index = 0
@@ -84,7 +93,7 @@ def compile_string(text: str) -> Template:
             source = text[start:end]
             lead = len(source) - len(source.lstrip())
             try:
-                expression = compile_expression(source.strip())
+                expression = compile_expression(source.strip(), deadline=deadline, fold=fold)
             except ExpressionError as exc:
                 raise ExpressionError(exc.message, start + lead + exc.offset) from None
             if literal:
@@ -127,16 +136,34 @@ def _closing(text: str, start: int) -> int | None:
     return None
 
 
-def render(template: Template, scope: Mapping[str, object]) -> object:
-    """The template's value with ``scope``; raises RenderError naming the failing expression."""
+def render(
+    template: Template, scope: Mapping[str, object], *, sizer: Sizer | None = None
+) -> object:
+    """The template's value with ``scope``; raises RenderError naming the failing expression.
+
+    Each expression has MAX_EVALUATION_SECONDS, and all of them together
+    MAX_TOTAL_EVALUATION_SECONDS. ``sizer`` measures the values (a fresh one when None): pass
+    one to measure the result afterwards with what it remembers. It is CPU-bound work: call it
+    from a worker thread, not on an event loop.
+    """
+    state = _RenderState(total_deadline("the template's expressions"), sizer or Sizer())
+    return _render(template, scope, state)
+
+
+@dataclass(frozen=True)
+class _RenderState:
+    deadline: Deadline
+    sizer: Sizer
+
+
+def _render(template: Template, scope: Mapping[str, object], state: _RenderState) -> object:
     if isinstance(template, Literal):
         return template.value
     if isinstance(template, Whole):
-        return _value(template.embedded, scope)
+        return _value(template.embedded, scope, state)
     if isinstance(template, Interpolation):
         texts = [
-            part if isinstance(part, str) else to_text(_value(part, scope))
-            for part in template.parts
+            part if isinstance(part, str) else _text(part, scope, state) for part in template.parts
         ]
         try:
             check_string(sum(map(len, texts)))
@@ -144,17 +171,37 @@ def render(template: Template, scope: Mapping[str, object]) -> object:
             raise RenderError(str(exc)) from None
         return "".join(texts)
     if isinstance(template, MappingTemplate):
-        return {key: render(value, scope) for key, value in template.entries}
-    return [render(item, scope) for item in template.items]
+        return {key: _render(value, scope, state) for key, value in template.entries}
+    return [_render(item, scope, state) for item in template.items]
 
 
-def _value(embedded: Embedded, scope: Mapping[str, object]) -> object:
+def _value(embedded: Embedded, scope: Mapping[str, object], state: _RenderState) -> object:
+    with _naming(embedded):
+        return evaluate(embedded.expression, scope, Budget(outer=state.deadline, sizer=state.sizer))
+
+
+def _text(embedded: Embedded, scope: Mapping[str, object], state: _RenderState) -> str:
+    """The expression's value as text (strings as they are, null as '', others as JSON)."""
+    budget = Budget(outer=state.deadline, sizer=state.sizer)
+    with _naming(embedded):
+        return to_text(evaluate(embedded.expression, scope, budget), budget)
+
+
+@contextmanager
+def _naming(embedded: Embedded) -> Iterator[None]:
+    """Errors inside as RenderError naming the expression."""
     try:
-        return evaluate(embedded.expression, scope)
+        yield
     except EvaluationError as exc:
-        source = embedded.expression.source
-        shown = source if len(source) <= 80 else source[:77] + "..."
-        raise RenderError(f"${{{{ {shown} }}}}: {exc.message}") from None
+        raise RenderError(_named(embedded, exc.message)) from None
+    except (LimitError, FunctionError) as exc:
+        raise RenderError(_named(embedded, str(exc))) from None
+
+
+def _named(embedded: Embedded, message: str) -> str:
+    source = embedded.expression.source
+    shown = source if len(source) <= 80 else source[:77] + "..."
+    return f"${{{{ {shown} }}}}: {message}"
 
 
 def embedded_in(template: Template) -> Iterator[Embedded]:

@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from handlers.agents.egress import EgressPolicy
 from handlers.agents.execution import CancelSignal
 from handlers.agents.workflows import (
+    HttpStepRunner,
     MemoryJournal,
     StepContext,
     StepRecord,
@@ -31,7 +33,8 @@ def server() -> Iterator[LocalServer]:
 
 @pytest.fixture
 def engine() -> WorkflowEngine:
-    return WorkflowEngine(standard_runners(), cancel_grace_seconds=2.0)
+    loopback = HttpStepRunner(egress=EgressPolicy.parse(["127.0.0.1/32"]))  # the test server
+    return WorkflowEngine(standard_runners(http=loopback), cancel_grace_seconds=2.0)
 
 
 def overlap(first: StepRecord, second: StepRecord) -> bool:

@@ -4,13 +4,17 @@ same engine, and agent steps running real Python agents with the real runner."""
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 
+from handlers.agents.egress import EgressPolicy
 from handlers.agents.execution import CancelSignal
 from handlers.agents.workflows import (
     HttpStepRunner,
@@ -28,6 +32,9 @@ from tests.agents.workflows.support import (
     poll_until,
     workflow,
 )
+
+LOOPBACK = EgressPolicy.parse(["127.0.0.1/32"])
+"""The test server's address (http steps reach public addresses only by default)."""
 
 
 @pytest.fixture
@@ -66,7 +73,7 @@ async def test_an_http_step_sends_method_headers_query_and_json(server: LocalSer
         """
     )
     async with httpx.AsyncClient() as client:
-        engine = WorkflowEngine(standard_runners(http=HttpStepRunner(client)))
+        engine = WorkflowEngine(standard_runners(http=HttpStepRunner(client, egress=LOOPBACK)))
         outcome = await engine.run(
             definition, {"token": "t0k"}, journal=MemoryJournal(), execution_id="h1"
         )
@@ -101,7 +108,7 @@ async def test_http_errors_are_clear_and_bad_requests_are_not_retried(server: Lo
             allow_failure: true
           - id: refused
             type: http
-            url: {server.url}/echo
+            url: {server.url.replace("127.0.0.1", "127.0.0.2")}/echo
             retries: 3
             allow_failure: true
           - id: unreachable
@@ -111,10 +118,7 @@ async def test_http_errors_are_clear_and_bad_requests_are_not_retried(server: Lo
         """
     )
 
-    def guard(url: httpx.URL) -> str | None:
-        return "internal path" if url.path == "/echo" and url.query == b"" else None
-
-    runner = HttpStepRunner(url_guard=guard)
+    runner = HttpStepRunner(egress=LOOPBACK)
     outcome = await WorkflowEngine({"http": runner}).run(
         definition, {"target": {"a": 1}}, journal=MemoryJournal(), execution_id="h2"
     )
@@ -123,7 +127,10 @@ async def test_http_errors_are_clear_and_bad_requests_are_not_retried(server: Lo
     steps = outcome.steps
     assert steps["not_a_string"].error == "url must be a string"
     assert steps["not_a_string"].attempts == 1
-    assert steps["refused"].error == f"url '{server.url}/echo' refused: internal path"
+    refused = server.url.replace("127.0.0.1", "127.0.0.2")
+    assert steps["refused"].error == (
+        f"url '{refused}/echo' refused: 127.0.0.2 is a loopback address"
+    )
     assert steps["refused"].attempts == 1
     assert server.hits["/echo"] == 0
     assert (steps["unreachable"].error or "").startswith(
@@ -141,7 +148,7 @@ async def test_an_http_response_over_the_limit_fails(server: LocalServer) -> Non
             url: {server.url}/text
         """
     )
-    runner = HttpStepRunner(max_response_bytes=5)
+    runner = HttpStepRunner(max_response_bytes=5, egress=LOOPBACK)
     outcome = await WorkflowEngine({"http": runner}).run(
         definition, {}, journal=MemoryJournal(), execution_id="h3"
     )
@@ -404,3 +411,36 @@ async def test_a_step_without_a_runner_fails_clearly() -> None:
     )
     assert outcome.status == "failed"
     assert outcome.error == "step 'hello' failed: no runner for agent steps"
+
+
+async def test_an_error_answer_too_large_to_quote_still_fails_clearly() -> None:
+    body = json.dumps(["x" * 10] * 200_000).encode()  # 2.6 MB: over the 1M characters of text
+
+    class Failing(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(500)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/big"
+    definition = workflow(
+        f"name: big-error\nsteps:\n  - id: call\n    type: http\n    url: {url}\n"
+    )
+    try:
+        outcome = await WorkflowEngine({"http": HttpStepRunner(egress=LOOPBACK)}).run(
+            definition, {}, journal=MemoryJournal(), execution_id="h-big"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert (
+        outcome.steps["call"].error == f"GET {url} answered 500: (a JSON body too large to quote)"
+    )

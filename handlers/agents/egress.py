@@ -8,6 +8,7 @@ refuses every address that is not globally routable, unless an operator's allowl
 
 * loopback, link-local, private (RFC 1918, ULA ``fc00::/7``), shared (``100.64.0.0/10``),
   multicast, unspecified, reserved and documentation addresses, in IPv4 and IPv6 alike;
+* the addresses of the host's own interfaces, public ones included;
 * IPv6 addresses that embed an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``, NAT64
   ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo) are judged by the embedded address too.
 
@@ -24,7 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
+import math
 import socket
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -78,6 +82,53 @@ def address_refusal(address: IPAddress) -> str | None:
         (not address.is_global, "not a globally routable address"),
     )
     return next((reason for refused, reason in checks if refused), None)
+
+
+HOST_ADDRESSES_TTL_SECONDS = 30.0
+_host_addresses: tuple[float, frozenset[IPAddress]] = (-math.inf, frozenset())
+
+
+def host_addresses() -> frozenset[IPAddress]:
+    """The addresses of this host's own interfaces (read from /proc on Linux, again every
+    HOST_ADDRESSES_TTL_SECONDS): a public address of the host is refused like loopback, so
+    that its services are not reached through it."""
+    global _host_addresses
+    read_at, addresses = _host_addresses
+    if time.monotonic() - read_at > HOST_ADDRESSES_TTL_SECONDS:
+        addresses = frozenset(_local_ipv4() | _local_ipv6())
+        _host_addresses = (time.monotonic(), addresses)
+    return addresses
+
+
+def _local_ipv4() -> set[IPAddress]:
+    """Host routes of the local table (``/proc/net/fib_trie``: an address line, then
+    ``/32 host LOCAL``)."""
+    found: set[IPAddress] = set()
+    try:
+        with open("/proc/net/fib_trie", encoding="ascii", errors="replace") as trie:
+            lines = trie.read().splitlines()
+    except OSError:
+        return found
+    for line, after in itertools.pairwise(lines):
+        if line.strip().startswith("|-- ") and after.split() == ["/32", "host", "LOCAL"]:
+            literal = _literal(line.strip()[4:])
+            if literal is not None:
+                found.add(literal)
+    return found
+
+
+def _local_ipv6() -> set[IPAddress]:
+    """``/proc/net/if_inet6``: one address (32 hex digits) per line."""
+    found: set[IPAddress] = set()
+    try:
+        with open("/proc/net/if_inet6", encoding="ascii", errors="replace") as table:
+            for line in table:
+                digits = line.split()[0] if line.split() else ""
+                if len(digits) == 32:
+                    found.add(ipaddress.IPv6Address(int(digits, 16)))
+    except (OSError, ValueError):
+        pass
+    return found
 
 
 @dataclass(frozen=True)
@@ -135,7 +186,15 @@ class EgressPolicy:
             mapped = address.ipv4_mapped
             if any(mapped in network for network in self.allow_networks):
                 return None
-        return address_refusal(address)
+        reason = address_refusal(address)
+        if reason is not None:
+            return reason
+        own = host_addresses()
+        if address in own or (
+            isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped in own
+        ):
+            return "an address of this host"
+        return None
 
     async def resolve(self, host: str, port: int) -> IPAddress:
         """The address to connect to for ``host``: resolved once, every answer checked.

@@ -7,7 +7,6 @@ really holds the canary), on SQLite or PostgreSQL, running programs itself or th
 
 from __future__ import annotations
 
-import os
 import secrets
 import socket
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 
 from generated.agents.client import ServiceClient
 from handlers.agents.database import Database
+from handlers.agents.execution.process_group import living_processes
 from handlers.agents.keys import create_key
 from tests.agents.run_support import ServerProcess, server_process, worker_processes
 from tests.agents.support import Storage
@@ -119,19 +119,13 @@ def tenant_agent(
 def processes_with(token: str) -> list[int]:
     """Host pids of the living processes whose command line holds ``token``."""
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for pid, _ in living_processes():
         try:
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
-                if token.encode() not in cmdline.read():
-                    continue
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if token.encode() in cmdline.read():
+                    found.append(pid)
         except OSError:
             continue
-        if stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X"):
-            found.append(int(name))
     return found
 
 

@@ -16,7 +16,7 @@ import logging
 import os
 import signal
 
-from handlers.agents.execution.process_group import process_alive
+from handlers.agents.execution.process_group import living_processes, process_alive
 
 __all__ = ["PidNamespace", "children_of", "descendants_of"]
 
@@ -51,19 +51,9 @@ def descendants_of(pid: int) -> list[int]:
 
 
 def _children_by_scan(parent: int) -> list[int]:
-    children = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == parent:
-            children.append(int(name))
-    return children
+    return [
+        pid for pid, fields in living_processes() if len(fields) > 1 and int(fields[1]) == parent
+    ]
 
 
 def _signal(pid: int, signum: int) -> None:

@@ -68,23 +68,16 @@ async def run_process(
     subprocess.SubprocessError when the program cannot be started.
     """
     loop = asyncio.get_running_loop()
-    try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _TailingProtocol(log_limit, loop),
-            *launch.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=launch.cwd,
-            env=launch.env,
-            start_new_session=launch.new_session,
-            user=launch.user,
-            group=launch.group,
-            extra_groups=[] if launch.user is not None else None,
-            pass_fds=launch.pass_fds,
-        )
-    finally:
-        launch.close_fds()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _TailingProtocol(log_limit, loop),
+        *launch.argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=launch.cwd,
+        env=launch.env,
+        start_new_session=launch.new_session,
+    )
     pid = transport.get_pid()
     containment = launch.containment
     try:

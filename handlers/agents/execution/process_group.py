@@ -10,22 +10,46 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Iterator
 
 POLL_SECONDS = 0.05
 KILL_WAIT_SECONDS = 2.0
 
 
-def process_alive(pid: int) -> bool:
-    """True while ``pid`` is a process that is not a zombie."""
+DEAD_STATES = (b"Z", b"X")
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, parent, group…);
+    None when the process is gone. Raises OSError when /proc cannot be read otherwise."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat_file:
             stat = stat_file.read()
     except FileNotFoundError:
-        return False
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def living_processes() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, :func:`stat_fields`) of every process that is not a zombie."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fields = stat_fields(int(name))
+        except OSError:
+            continue
+        if fields and fields[0] not in DEAD_STATES:
+            yield int(name), fields
+
+
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` is a process that is not a zombie."""
+    try:
+        fields = stat_fields(pid)
     except OSError:
         return signal_alive(pid)
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return bool(fields) and fields[0] not in (b"Z", b"X")
+    return fields is not None and len(fields) > 0 and fields[0] not in DEAD_STATES
 
 
 def signal_alive(pid: int) -> bool:
@@ -54,23 +78,9 @@ def living_members(pgid: int) -> list[int]:
     Reads /proc, since orphaned zombies still count for ``killpg(pgid, 0)`` where nothing reaps
     them; without /proc, falls back to that probe.
     """
-    try:
-        entries = os.listdir("/proc")
-    except FileNotFoundError:
+    if not os.path.isdir("/proc"):
         return [pgid] if signal_group(pgid, 0) else []
-    members = []
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(name))
-    return members
+    return [pid for pid, fields in living_processes() if len(fields) > 2 and int(fields[2]) == pgid]
 
 
 def signal_group(pgid: int, signum: int) -> bool:

@@ -21,6 +21,7 @@ __all__ = [
     "Rlimit",
     "describe_limit",
     "find_prlimit",
+    "find_system_program",
     "limit_reached",
     "prlimit_command",
     "rlimits_for",
@@ -99,9 +100,17 @@ def describe_limit(kind: str, spec: RunSpec) -> str:
     return f"{LIMIT_NAMES[kind]} ({details[kind]})"
 
 
+SYSTEM_PROGRAM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin"
+
+
+def find_system_program(name: str) -> str | None:
+    """The path of a system program (``prlimit``, ``setpriv``), or None when not installed."""
+    return shutil.which(name, path=SYSTEM_PROGRAM_PATH)
+
+
 def find_prlimit() -> str | None:
     """The path of util-linux's ``prlimit``, or None when it is not installed."""
-    return shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+    return find_system_program("prlimit")
 
 
 _STDERR_SIGNS: tuple[tuple[str, tuple[str, ...]], ...] = (

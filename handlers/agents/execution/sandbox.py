@@ -25,6 +25,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from typing import Protocol
 from handlers.agents.egress import EgressPolicy
 from handlers.agents.execution.pid_namespace import PidNamespace
 from handlers.agents.execution.process_group import ProcessGroup
-from handlers.agents.execution.rlimits import find_prlimit, prlimit_command
+from handlers.agents.execution.rlimits import find_prlimit, find_system_program, prlimit_command
 from handlers.agents.execution.run_directory import (
     RunDirectory,
     create_run_directory,
@@ -103,6 +104,8 @@ PASSWD = (
 )
 GROUP = f"root:x:0:\nagent:x:{INSIDE_GID}:\nnogroup:x:65534:\n"
 HOSTS = "127.0.0.1\tlocalhost agent\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+SYNTHETIC_ETC = {"passwd": PASSWD, "group": GROUP, "hosts": HOSTS, "hostname": "agent\n"}
+"""The sandbox's own users and names: nothing of the host's."""
 
 INSTALL_HINT = (
     "install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; other systems: the "
@@ -135,16 +138,6 @@ class Launch:
     cwd: Path
     containment: Containment
     new_session: bool = False
-    user: int | None = None
-    group: int | None = None
-    pass_fds: tuple[int, ...] = ()
-    """Descriptors the child inherits; the parent closes them once it is started."""
-
-    def close_fds(self) -> None:
-        for fd in self.pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.pass_fds = ()
 
 
 class Sandbox(Protocol):
@@ -235,6 +228,7 @@ class Bubblewrap:
 
     bwrap: str = "bwrap"
     prlimit: str = "prlimit"
+    setpriv: str = "setpriv"
     run_as: tuple[int, int] | None = None
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     name: str = "bwrap"
@@ -253,12 +247,16 @@ class Bubblewrap:
         return requested if requested is not None else _WORK_ROOT.path(self.run_as)
 
     def prepare(self, directory: RunDirectory) -> None:
+        self._shared_files()
         if self.run_as is None:
             return
         uid, gid = self.run_as
         directory.root.chmod(0o711)  # bwrap, as ``run_as``, passes through to the four below
         for top in (directory.workspace, directory.input, directory.output, directory.tmp):
             _chown_tree(top, uid, gid)
+
+    def _shared_files(self) -> SharedFiles:
+        return SharedFiles.of(_WORK_ROOT.path(self.run_as))
 
     def visible(self, directory: RunDirectory) -> RunDirectory:
         del directory
@@ -271,12 +269,6 @@ class Bubblewrap:
         environment: Mapping[str, str],
         proxy_socket: Path | None,
     ) -> Launch:
-        data = _DataFiles()
-        try:
-            argv = self._argv(spec, directory, proxy_socket, data)
-        except BaseException:
-            data.close()
-            raise
         env = dict(environment)
         if self._python is not None:
             env["PATH"] = f"{RUNTIME_DIR}/bin:{env.get('PATH', '')}"
@@ -284,26 +276,18 @@ class Bubblewrap:
             proxy = f"http://127.0.0.1:{BRIDGE_PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 env[name] = proxy
-        user, group = self.run_as if self.run_as is not None else (None, None)
         return Launch(
-            argv=argv,
+            argv=self._argv(spec, directory, proxy_socket),
             env=env,
             cwd=Path("/"),
             containment=PidNamespace(),
-            user=user,
-            group=group,
-            pass_fds=tuple(data.fds),
         )
 
-    def _argv(
-        self,
-        spec: RunSpec,
-        directory: RunDirectory,
-        proxy_socket: Path | None,
-        data: _DataFiles,
-    ) -> list[str]:
+    def _argv(self, spec: RunSpec, directory: RunDirectory, proxy_socket: Path | None) -> list[str]:
         inside = RunDirectory(INSIDE_ROOT)
+        shared = self._shared_files()
         argv = [
+            *self._switch_user(),
             self.bwrap,
             "--unshare-user",
             "--unshare-pid",
@@ -318,10 +302,7 @@ class Bubblewrap:
             "--new-session",
             "--disable-userns",
             *self._system_binds,
-            *data.add(PASSWD, "/etc/passwd"),
-            *data.add(GROUP, "/etc/group"),
-            *data.add(HOSTS, "/etc/hosts"),
-            *data.add("agent\n", "/etc/hostname"),
+            "--ro-bind", str(shared.etc), "/etc",
             "--proc", "/proc",
             "--dev", "/dev",
             "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
@@ -338,7 +319,7 @@ class Bubblewrap:
             bridge = f"{RUNTIME_DIR}/bridge.py"
             socket_inside = f"{RUNTIME_DIR}/proxy.sock"
             argv += ["--bind", str(proxy_socket), socket_inside]
-            argv += data.add(_bridge_source(), bridge)
+            argv += ["--ro-bind", str(shared.bridge), bridge]
             python = self._python or "python3"
             command = [python, "-I", "-S", bridge, socket_inside, str(BRIDGE_PORT), "--", *command]
         argv += [
@@ -350,7 +331,20 @@ class Bubblewrap:
         ]  # fmt: skip
         return argv
 
+    def _switch_user(self) -> list[str]:
+        """``setpriv`` to run bwrap as ``run_as``: a plain ``exec`` where the service's own
+        switch (``subprocess``'s ``user=``) would fork the whole service first (tens of ms)."""
+        if self.run_as is None:
+            return []
+        uid, gid = self.run_as
+        return [self.setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+
     def probe(self) -> None:
+        if self.run_as is not None:
+            setpriv = find_system_program("setpriv")
+            if setpriv is None:
+                raise SandboxUnavailable("setpriv (util-linux) is not installed")
+            self.setpriv = setpriv
         found = shutil.which(self.bwrap)
         if found is None:
             raise SandboxUnavailable(f"bubblewrap ({self.bwrap}) is not installed")
@@ -375,22 +369,15 @@ class Bubblewrap:
             spec = RunSpec(execution_id="probe", command=("python", "probe.py"), timeout_seconds=30)
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
             launch = self.launch(spec, directory, env, None)
-            try:
-                done = subprocess.run(
-                    launch.argv,
-                    env=launch.env,
-                    cwd=launch.cwd,
-                    user=launch.user,
-                    group=launch.group,
-                    extra_groups=[] if launch.user is not None else None,
-                    pass_fds=launch.pass_fds,
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=PROBE_TIMEOUT_SECONDS,
-                    check=False,
-                )
-            finally:
-                launch.close_fds()
+            done = subprocess.run(
+                launch.argv,
+                env=launch.env,
+                cwd=launch.cwd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT_SECONDS,
+                check=False,
+            )
         except (OSError, subprocess.SubprocessError) as error:
             raise SandboxUnavailable(f"bwrap cannot be run: {error}") from None
         finally:
@@ -403,32 +390,67 @@ class Bubblewrap:
             )
 
 
-class _DataFiles:
-    """Small files handed to bwrap through pipes (``--ro-bind-data FD PATH``), so that bwrap
-    needs no access to a host path for them."""
+@dataclass(frozen=True)
+class SharedFiles:
+    """What every sandbox of this process shares, read-only: its ``/etc`` (the host's
+    :data:`ETC_ENTRIES`, copied when the process starts its first run, plus the sandbox's own
+    ``passwd``, ``group``, ``hosts`` and ``hostname``) and the outbound bridge.
 
-    def __init__(self) -> None:
-        self.fds: list[int] = []
+    One bind of a prepared folder costs a fraction of binding each entry (a mount each);
+    a change to the host's ``/etc`` reaches programs when the worker restarts.
+    """
 
-    def add(self, content: str, destination: str) -> list[str]:
-        data = content.encode()
-        read_end, write_end = os.pipe()
-        try:
-            if len(data) > 60_000:  # a pipe holds 64 KiB: more would block the write
-                raise ValueError(f"{destination}: sandbox data file too large")
-            os.write(write_end, data)
-        except BaseException:
-            os.close(read_end)
-            raise
-        finally:
-            os.close(write_end)
-        self.fds.append(read_end)
-        return ["--perms", "0444", "--ro-bind-data", str(read_end), destination]
+    etc: Path
+    bridge: Path
 
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-        self.fds.clear()
+    @classmethod
+    def of(cls, folder: Path) -> SharedFiles:
+        """The shared files in ``folder`` (this process's work folder), built at the first
+        call (about half a second: ``/etc/ssl`` holds hundreds of links)."""
+        with _SHARED_LOCK:  # runs are prepared in threads
+            built = _SHARED.get(folder)
+            if built is None or not built.etc.is_dir():
+                built = _SHARED[folder] = cls.build(folder)
+            return built
+
+    @classmethod
+    def build(cls, folder: Path) -> SharedFiles:
+        staging = Path(tempfile.mkdtemp(prefix=".etc-", dir=folder))
+        for name in ETC_ENTRIES:
+            source = Path("/etc") / name
+            if source.is_symlink() or source.is_file():
+                shutil.copy2(source, staging / name, follow_symlinks=False)
+            elif source.is_dir():
+                shutil.copytree(source, staging / name, symlinks=True, ignore=_private_keys)
+        for python_config in sorted(Path("/etc").glob("python3*")):
+            if python_config.is_dir():
+                shutil.copytree(python_config, staging / python_config.name, symlinks=True)
+        for name, content in SYNTHETIC_ETC.items():
+            (staging / name).write_text(content)
+        for folder_path, folders, files in os.walk(staging):
+            for name in (*folders, *files):
+                entry = os.path.join(folder_path, name)
+                if not os.path.islink(entry):
+                    os.chmod(entry, 0o755 if os.path.isdir(entry) else 0o644)
+        staging.chmod(0o755)
+        etc = folder / "etc"
+        if etc.exists():
+            shutil.rmtree(etc)
+        staging.rename(etc)
+        bridge = folder / "bridge.py"
+        bridge.write_text(_bridge_source(), encoding="utf-8")
+        bridge.chmod(0o644)
+        return cls(etc, bridge)
+
+
+_SHARED: dict[Path, SharedFiles] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _private_keys(folder: str, names: list[str]) -> list[str]:
+    """Never copied: private key folders (``/etc/ssl/private``)."""
+    del folder
+    return [name for name in names if name == "private"]
 
 
 def _system_binds() -> list[str]:
@@ -440,12 +462,6 @@ def _system_binds() -> list[str]:
             binds += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             binds += ["--ro-bind", str(path), str(path)]
-    for name in ETC_ENTRIES:
-        path = Path("/etc") / name
-        if path.exists():
-            binds += ["--ro-bind", str(path), str(path)]
-    for path in sorted(Path("/etc").glob("python3*")):
-        binds += ["--ro-bind", str(path), str(path)]
     return binds
 
 
@@ -470,8 +486,13 @@ class WorkRoot:
     def __init__(self) -> None:
         self._path: Path | None = None
         self._lock_fd: int | None = None
+        self._lock = threading.Lock()
 
     def path(self, run_as: tuple[int, int] | None) -> Path:
+        with self._lock:  # the first runs may ask from several threads at once
+            return self._claimed(run_as)
+
+    def _claimed(self, run_as: tuple[int, int] | None) -> Path:
         if self._path is not None and self._path.is_dir():
             return self._path
         base = Path(tempfile.gettempdir()) / f"agent-runs-{os.geteuid()}"

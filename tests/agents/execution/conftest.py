@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from handlers.agents.execution import CancelSignal, RunOutcome, RunSpec, Unsandboxed, run
+from handlers.agents.execution.process_group import process_alive
 from handlers.agents.execution.rlimits import find_prlimit
 
 RunAgent = Callable[..., Awaitable[RunOutcome]]
@@ -56,16 +57,6 @@ def run_agent(runs_dir: Path) -> RunAgent:
         return outcome
 
     return run_agent
-
-
-def process_alive(pid: int) -> bool:
-    """True while ``pid`` is a process that is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat_file:
-            stat = stat_file.read()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def pids_in(text: str, label: str) -> list[int]:

@@ -4,15 +4,11 @@ Knows nothing of the database or HTTP: the server and the workers call ``run`` w
 ``RunSpec`` and store the ``RunOutcome``.
 """
 
+from handlers.agents.execution.bubblewrap import Bubblewrap
 from handlers.agents.execution.cancel import CancelSignal
+from handlers.agents.execution.isolation import make_sandbox
 from handlers.agents.execution.runner import run
-from handlers.agents.execution.sandbox import (
-    Bubblewrap,
-    Sandbox,
-    SandboxUnavailable,
-    Unsandboxed,
-    make_sandbox,
-)
+from handlers.agents.execution.sandbox import Sandbox, SandboxUnavailable
 from handlers.agents.execution.schemas import InvalidSchemaError, check_schema, validate_input
 from handlers.agents.execution.spec import (
     NETWORK_MODES,
@@ -22,6 +18,7 @@ from handlers.agents.execution.spec import (
     RunSpec,
     RunStatus,
 )
+from handlers.agents.execution.unsandboxed import Unsandboxed
 
 __all__ = [
     "NETWORK_MODES",

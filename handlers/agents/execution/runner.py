@@ -51,15 +51,18 @@ async def run(
     ended. The directory is always removed; a failure of the run is an outcome, not an
     exception. Cancelling the calling task kills every process of the run."""
     clock = _Clock()
-    root = sandbox.work_root(work_root)
-    directory = await asyncio.to_thread(create_run_directory, spec.execution_id, root)
     try:
-        outcome = await _run_in(directory, spec, cancel, clock, sandbox)
-    finally:
+        directory = await asyncio.to_thread(_new_directory, sandbox, work_root, spec)
+    except OSError as exc:  # the work folder cannot be used (WorkRootError), a full disk
+        outcome = clock.outcome("failed", None, f"cannot prepare the run: {exc}")
+    else:
         try:
-            await asyncio.to_thread(remove_run_directory, directory)
-        except OSError as exc:
-            logger.error("cannot remove run directory %s: %s", directory.root, exc)
+            outcome = await _run_in(directory, spec, cancel, clock, sandbox)
+        finally:
+            try:
+                await asyncio.to_thread(remove_run_directory, directory)
+            except OSError as exc:
+                logger.error("cannot remove run directory %s: %s", directory.root, exc)
     logger.info(
         "execution %s %s exit_code=%s duration=%.2fs error=%s",
         spec.execution_id,
@@ -119,6 +122,10 @@ async def _run_in(
         if status == "completed":
             status = "failed"
     return clock.outcome(status, result.return_code, error, result, collected)
+
+
+def _new_directory(sandbox: Sandbox, work_root: Path | None, spec: RunSpec) -> RunDirectory:
+    return create_run_directory(spec.execution_id, sandbox.work_root(work_root))
 
 
 def _fill(directory: RunDirectory, spec: RunSpec, sandbox: Sandbox) -> None:

@@ -30,7 +30,7 @@ from handlers.agents.execution import (
     run,
 )
 from handlers.agents.execution.egress_proxy import EgressProxy
-from handlers.agents.execution.sandbox import WorkRoot
+from handlers.agents.execution.work_root import WorkRoot, WorkRootError
 
 LOOPBACK = EgressPolicy.parse(["127.0.0.0/8"])
 
@@ -280,7 +280,7 @@ def test_a_work_root_the_sandbox_user_cannot_reach_is_refused_clearly(
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)
-    with pytest.raises(SandboxUnavailable, match=r"cannot pass through .* point TMPDIR"):
+    with pytest.raises(WorkRootError, match=r"cannot pass through .* point TMPDIR"):
         WorkRoot().path((65534, 65534))
 
 

@@ -81,6 +81,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("agents.worker")
+sandbox_log = logging.getLogger("agents.sandbox")
 
 MAX_ERROR_CHARS = 10000
 MAX_FILE_NAME_CHARS = 255
@@ -143,13 +144,13 @@ def sandbox_for(settings: Settings) -> Sandbox:
         egress=settings.egress,
     )
     if sandbox.isolated:
-        log.info(
+        sandbox_log.info(
             "agent programs run sandboxed (bubblewrap%s; network per agent, egress: %s)",
             f", as uid {settings.sandbox_uid}" if os.geteuid() == 0 else "",
             settings.egress.describe(),
         )
     else:
-        log.warning(
+        sandbox_log.warning(
             "AGENTS_SANDBOX=none: agent programs run UNISOLATED, as this service's user, with "
             "its files, environment and network; for trusted single-user development only"
         )

@@ -327,7 +327,7 @@ def test_server_and_worker_refuse_to_start_without_a_sandbox_unless_told(
     storage = Storage(tmp_path / "none", f"sqlite:///{tmp_path / 'none' / 'agents.db'}")
     with deployed("sqlite", storage, tmp_path, {"PATH": str(tmp_path), "AGENTS_SANDBOX": "none"}):
         log = (tmp_path / "sqlite-server.log").read_text()
-    assert "WARNING agents.worker AGENTS_SANDBOX=none: agent programs run UNISOLATED" in log
+    assert "WARNING agents.sandbox AGENTS_SANDBOX=none: agent programs run UNISOLATED" in log
 
 
 def test_sandbox_and_run_limit_settings_come_from_the_environment() -> None:

@@ -35,9 +35,10 @@ from handlers.agents.dispatch import (
 )
 from handlers.agents.execution import Sandbox
 from handlers.agents.jobs import ExecutionJobs
+from handlers.agents.pool import QueuePool, run_leased, worker_name
 from handlers.agents.procrastinate_queue import ProcrastinateQueue, ensure_schema
+from handlers.agents.reaper import StaleReaper
 from handlers.agents.settings import Settings
-from handlers.agents.worker import QueuePool, StaleReaper, run_leased, worker_name
 
 __all__ = ["ExecutionEngine"]
 

@@ -21,18 +21,12 @@ held until the execution ends or the wait elapses (``status: timeout``; it goes 
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-from referencing.exceptions import Unresolvable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
@@ -41,18 +35,21 @@ from generated.agents import models
 from handlers.agents.agent_store import find_agent
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
+from handlers.agents.engine import ExecutionEngine
 from handlers.agents.execution_lease import TERMINAL
+from handlers.agents.execution_records import (
+    add_execution_file,
+    create_execution_row,
+    input_problems,
+    safe_name,
+)
 from handlers.agents.feedback import find_execution
 from handlers.agents.keys import Principal
-from handlers.agents.paths import safe_path
-from handlers.agents.schema import Agent, AgentFile, Execution, ExecutionFile, utc_now
-from handlers.agents.snapshots import INPUT, WORKSPACE, WORKSPACE_NAME, workspace_manifest
+from handlers.agents.schema import Agent, Execution, ExecutionFile
+from handlers.agents.snapshots import INPUT
 from webrest import BadRequest, ErrorDetail, HttpError
 
-if TYPE_CHECKING:  # the engine runs workflows, whose agent steps create executions here
-    from handlers.agents.engine import ExecutionEngine
-
-__all__ = ["AgentRuns", "add_execution_file", "create_execution_row", "new_execution_id"]
+__all__ = ["AgentRuns"]
 
 
 Field = tuple[str | int, ...]
@@ -61,11 +58,6 @@ FILE_NAME = re.compile(r"^[A-Za-z0-9._()-][A-Za-z0-9._() /-]{0,254}$")
 BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_INPUT_FILES = 1000
 MAX_ERROR_CHARS = 10000
-
-
-def new_execution_id() -> str:
-    """A fresh execution id (``aex_`` and 24 hex digits)."""
-    return "aex_" + secrets.token_hex(12)
 
 
 @dataclass(frozen=True)
@@ -97,15 +89,6 @@ def _file_name(field: str, upload: UploadFile) -> str:
             return candidate
     raise _invalid(("body", field), f"No usable file name for the part {field!r}: use letters, "
                    "digits, space and . _ ( ) - in its file name", upload.filename)  # fmt: skip
-
-
-def safe_name(name: str) -> bool:
-    """Whether ``name`` is a safe relative path (see :mod:`handlers.agents.paths`)."""
-    try:
-        safe_path(name, ())
-    except BadRequest:
-        return False
-    return True
 
 
 def _experiment(metadata: dict[str, Any] | None, field: Field) -> tuple[str | None, str | None]:
@@ -150,25 +133,6 @@ async def _parse(body: models.RunAgentBody | None, files: Mapping[str, UploadFil
         stored.append(_InputFile(name, content, media))
         data[key] = {"$file": f"input/{name}"}
     return _Request(data, metadata, batch_id, example_name, stored, field)
-
-
-def _required_loc(error: Any) -> list[str | int]:
-    """The path of a ``required`` error, ending with the missing property."""
-    path: list[str | int] = list(error.absolute_path)
-    if error.validator == "required" and error.message.endswith(" is a required property"):
-        with contextlib.suppress(ValueError, SyntaxError):
-            path.append(ast.literal_eval(error.message.removesuffix(" is a required property")))
-    return path
-
-
-def input_problems(document: object, schema: object) -> list[tuple[list[str | int], str]]:
-    """Why ``document`` misses ``schema``: (path, message) pairs, by path."""
-    try:
-        errors = list(Draft202012Validator(schema).iter_errors(document))
-    except (SchemaError, Unresolvable) as error:
-        raise HttpError(409, f"The agent's inputSchema cannot be used: {error}") from None
-    problems = [(_required_loc(error), f"{error.json_path}: {error.message}") for error in errors]
-    return sorted(problems, key=lambda problem: ([str(part) for part in problem[0]], problem[1]))
 
 
 def _check_input(config: Mapping[str, Any], request: _Request) -> None:
@@ -312,58 +276,3 @@ class AgentRuns:
         return create_execution_row(
             session, self.blobs, agent, input_json, status, principal.key_id
         )
-
-
-def create_execution_row(
-    session: Session,
-    blobs: BlobStore,
-    agent: Agent,
-    input_json: dict[str, Any],
-    status: str,
-    created_by_key: str | None,
-) -> Execution:
-    """A new execution row of ``agent`` with the snapshot of its manifest and workspace (the
-    workspace document's blob is written first)."""
-    rows = session.execute(
-        select(AgentFile.path, AgentFile.blob_sha256).where(AgentFile.agent_id == agent.id)
-    ).all()
-    manifest = workspace_manifest({path: digest for path, digest in rows})
-    digest = blobs.put(manifest)  # before the commit that refers to it
-    execution = Execution(
-        id=new_execution_id(),
-        agent_id=agent.id,
-        status=status,
-        input=input_json,
-        config_snapshot=agent.config,
-        created_at=utc_now(),
-        created_by_key=created_by_key,
-        attempt=0,
-    )
-    session.add(execution)
-    session.flush()
-    add_execution_file(session, execution.id, WORKSPACE, WORKSPACE_NAME, digest, len(manifest),
-                       "application/json")  # fmt: skip
-    return execution
-
-
-def add_execution_file(
-    session: Session,
-    execution_id: str,
-    kind: str,
-    name: str,
-    digest: str,
-    size: int,
-    content_type: str | None,
-) -> None:
-    """Record one file (its content already a blob) of an execution."""
-    session.add(
-        ExecutionFile(
-            execution_id=execution_id,
-            kind=kind,
-            name=name,
-            blob_sha256=digest,
-            size_bytes=size,
-            content_type=content_type,
-            created_at=utc_now(),
-        )
-    )

@@ -40,24 +40,15 @@ from handlers.agents.rate_limits import (
     rate_limiter_from_settings,
 )
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
+from handlers.common.logs import configure_logging
 from handlers.startup_heap import freeze_startup_heap
 from webrest import Application
 
-__all__ = ["AgentsServer", "configure_logging", "create_service_app", "main"]
+__all__ = ["AgentsServer", "create_service_app", "main"]
 
 log = logging.getLogger("agents.server")
 
 SHUTDOWN_GRACE_SECONDS = 10
-
-
-def configure_logging(level: str) -> None:
-    """One line per event: time, level, logger, message."""
-    logging.basicConfig(
-        level=level,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-        force=True,
-    )
 
 
 def create_service_app(

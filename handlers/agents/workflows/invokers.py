@@ -34,7 +34,11 @@ from handlers.agents.database import Database
 from handlers.agents.execution import CancelSignal
 from handlers.agents.execution_job import ExecutionJob
 from handlers.agents.execution_lease import ACTIVE, QUEUED, Lease
-from handlers.agents.runs import add_execution_file, create_execution_row, input_problems
+from handlers.agents.execution_records import (
+    add_execution_file,
+    create_execution_row,
+    input_problems,
+)
 from handlers.agents.schema import (
     Agent,
     Execution,

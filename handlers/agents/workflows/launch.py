@@ -28,8 +28,8 @@ from generated.agents import models
 from handlers.agents.blobs import BlobStore
 from handlers.agents.database import Database
 from handlers.agents.engine import ExecutionEngine
+from handlers.agents.execution_records import safe_name
 from handlers.agents.keys import Principal
-from handlers.agents.runs import safe_name
 from handlers.agents.schema import WorkflowExecution, utc_now
 from handlers.agents.workflows.definition import WorkflowDefinition
 from handlers.agents.workflows.inputs import InputError, bind_inputs

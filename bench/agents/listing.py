@@ -21,11 +21,11 @@ from bench.agents.seed import SeedShape, seed_executions, vacuum_analyze
 from bench.agents.services import BenchError, running_service, service_env, temporary_database
 from bench.agents.trivial_agent import create_agent
 from generated.agents.client import ServiceClient
-from handlers.agents.database import Database
-from handlers.agents.execution_list import ExecutionListQuery, list_executions
-from handlers.agents.keys import Principal, authenticate
-from handlers.agents.migrate import upgrade
-from handlers.agents.schema import utc_now
+from handlers.agents.api.execution_list import ExecutionListQuery, list_executions
+from handlers.agents.domain.keys import Principal, authenticate
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.migrate import upgrade
+from handlers.agents.storage.schema import utc_now
 
 __all__ = ["LIST_P50_TARGET_MS", "bench_listing"]
 

@@ -1,5 +1,5 @@
 """Many executions of one agent written straight into its database with SQL bulk inserts
-through the service's models (``handlers/agents/schema.py``): a realistic mix of statuses,
+through the service's models (``handlers/agents/storage/schema.py``): a realistic mix of statuses,
 batches, example names and feedback, spread over ``days`` days, deterministic (fixed seed)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import insert, text
 from sqlalchemy.orm import Session
 
-from handlers.agents.database import Database
-from handlers.agents.schema import Base, Execution, ExecutionFeedback, utc_now
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.schema import Base, Execution, ExecutionFeedback, utc_now
 
 __all__ = ["SeedShape", "SeededRows", "seed_executions", "vacuum_analyze"]
 

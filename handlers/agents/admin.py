@@ -6,7 +6,7 @@
     agents-admin create-key --name team-a --agent invoice-extractor --agent agt_… --can-create
     agents-admin list-keys
     agents-admin revoke-key 3f9a0c1d2e4b5a69
-    agents-admin promote aex_… --name acme-2026-04    # see handlers/agents/promotion.py
+    agents-admin promote aex_… --name acme-2026-04    # see handlers/agents/domain/promotion.py
     agents-admin demote aex_…
 
 ``create-key`` prints the secret once (``secret: sk_…``); only its hash is stored. Exit status:
@@ -23,14 +23,14 @@ from functools import partial
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from handlers.agents.keys import create_key, list_keys, revoke_key
-from handlers.agents.migrate import open_database
-from handlers.agents.promotion import (
+from handlers.agents.domain.keys import create_key, list_keys, revoke_key
+from handlers.agents.domain.promotion import (
     PROMOTION_COMMANDS,
     add_promotion_commands,
     run_promotion_command,
 )
 from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.storage.migrate import open_database
 
 __all__ = ["main"]
 

@@ -7,7 +7,7 @@ upgrade head`` on the database, then the HTTP listener, announced in one log lin
 URL. SIGTERM or SIGINT stops it gracefully.
 
 A request goes through: the request id, API key authentication, the key's rate limit (when
-one is configured, :mod:`handlers.agents.rate_limits`), then the generated routes, which refuse
+one is configured, :mod:`handlers.agents.api.rate_limits`), then the generated routes, which refuse
 a body over ``AGENTS_MAX_REQUEST_BODY`` with 413.
 """
 
@@ -24,22 +24,22 @@ import uvicorn
 from sqlalchemy.exc import SQLAlchemyError
 
 from generated.agents.routes import create_app
-from handlers.agents.agent_files import AgentFiles
-from handlers.agents.agent_store import AgentStore
-from handlers.agents.auth import ApiKeyAuth
-from handlers.agents.blobs import BlobStore
-from handlers.agents.database import Database
-from handlers.agents.engine import ExecutionEngine
-from handlers.agents.execution import Sandbox, Unsandboxed
-from handlers.agents.execution_job import SandboxUnavailable, sandbox_for
-from handlers.agents.http import AgentsHttpHandlers
-from handlers.agents.migrate import open_database
-from handlers.agents.rate_limits import (
+from handlers.agents.api.auth import ApiKeyAuth
+from handlers.agents.api.handlers import AgentsHttpHandlers
+from handlers.agents.api.rate_limits import (
     RateLimitFilter,
     RequestRateLimiter,
     rate_limiter_from_settings,
 )
+from handlers.agents.domain.agents import AgentStore
+from handlers.agents.domain.files import AgentFiles
+from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
+from handlers.agents.execution.engine import ExecutionEngine
+from handlers.agents.runner import Sandbox, Unsandboxed
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.migrate import open_database
 from handlers.common.logs import configure_logging
 from handlers.startup_heap import freeze_startup_heap
 from webrest import Application

@@ -14,15 +14,15 @@ from functools import partial
 import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 
-from handlers.agents.blobs import BlobStore
-from handlers.agents.dispatch import JobDispatcher
-from handlers.agents.execution_job import SandboxUnavailable, sandbox_for
-from handlers.agents.jobs import ExecutionJobs
-from handlers.agents.migrate import open_database
-from handlers.agents.pool import run_leased, worker_name
-from handlers.agents.procrastinate_queue import ProcrastinateQueue, ensure_schema
-from handlers.agents.reaper import StaleReaper
+from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
+from handlers.agents.execution.dispatch import JobDispatcher
+from handlers.agents.execution.jobs import ExecutionJobs
+from handlers.agents.execution.pool import run_leased, worker_name
+from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, ensure_schema
+from handlers.agents.execution.reaper import StaleReaper
 from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.migrate import open_database
 from handlers.common.logs import configure_logging
 
 __all__ = ["main", "serve_worker"]

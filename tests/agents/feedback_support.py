@@ -17,8 +17,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from generated.agents.client import ServiceClient
-from handlers.agents.blobs import BlobStore
-from handlers.agents.schema import Agent, Execution, ExecutionFile, utc_now
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.schema import Agent, Execution, ExecutionFile, utc_now
 from tests.agents.support import RunningServer
 
 TERMINAL = ("completed", "failed", "cancelled", "rejected")

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from generated.agents.client import ServiceClient
-from handlers.agents.database import Database
-from handlers.agents.execution.process_group import living_processes
-from handlers.agents.keys import create_key
+from handlers.agents.domain.keys import create_key
+from handlers.agents.runner.process_group import living_processes
+from handlers.agents.storage.database import Database
 from tests.agents.run_support import ServerProcess, server_process, worker_processes
 from tests.agents.support import Storage
 

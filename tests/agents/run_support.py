@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from generated.agents import models
 from generated.agents.client import ServiceClient
-from handlers.agents.schema import Execution, WorkflowExecution
+from handlers.agents.storage.schema import Execution, WorkflowExecution
 from tests.agents.support import RunningServer, Storage, running
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ import psycopg
 from psycopg import sql
 
 from generated.agents.client import ServiceClient
-from handlers.agents.keys import create_key
+from handlers.agents.domain.keys import create_key
 from handlers.agents.server import AgentsServer
 from handlers.agents.settings import Settings
 

@@ -13,7 +13,7 @@ from generated.agents.client import (
     ServiceForbiddenError,
     ServiceNotFoundError,
 )
-from handlers.agents.keys import revoke_key
+from handlers.agents.domain.keys import revoke_key
 from tests.agents.support import RunningServer
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from handlers.agents.blobs import BlobNotFound, BlobStore
+from handlers.agents.storage.blobs import BlobNotFound, BlobStore
 
 
 def _files(root: Path) -> list[Path]:

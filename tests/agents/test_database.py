@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from handlers.agents.database import Database
+from handlers.agents.storage.database import Database
 from tests.agents.support import Storage
 
 

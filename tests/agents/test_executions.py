@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from generated.agents import models
 from generated.agents.client import ServiceClient, ServiceNotFoundError, ServiceValidationError
-from handlers.agents.promotion import promote
-from handlers.agents.schema import Execution
+from handlers.agents.domain.promotion import promote
+from handlers.agents.storage.schema import Execution
 from tests.agents.run_support import download, new_agent, tuned_server, wait_for
 from tests.agents.support import RunningServer, Storage
 

@@ -13,7 +13,7 @@ from generated.agents.client import (
     ServiceError,
     ServiceNotFoundError,
 )
-from handlers.agents.blobs import BlobStore, sha256_hex
+from handlers.agents.storage.blobs import BlobStore, sha256_hex
 from tests.agents.feedback_support import (
     StoredExecution,
     insert_execution,

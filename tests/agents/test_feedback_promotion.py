@@ -10,7 +10,7 @@ import pytest
 from generated.agents import models
 from generated.agents.client import ServiceClient
 from handlers.agents.admin import main as admin_main
-from handlers.agents.promotion import PromotionError, demote, promote
+from handlers.agents.domain.promotion import PromotionError, demote, promote
 from tests.agents.feedback_support import StoredExecution, insert_execution, new_agent
 from tests.agents.support import RunningServer
 

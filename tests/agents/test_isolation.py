@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 
 from generated.agents.client import ServiceClient
-from handlers.agents.database import Database
-from handlers.agents.execution import RunLimits
-from handlers.agents.execution_job import run_limits
-from handlers.agents.schema import Execution
+from handlers.agents.execution.agent_job import run_limits
+from handlers.agents.runner import RunLimits
 from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.schema import Execution
 from tests.agents.isolation_support import (
     CANARY,
     DEPLOYMENTS,

@@ -9,9 +9,9 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from handlers.agents.database import Database
-from handlers.agents.migrate import current_revision, downgrade, head_revision, upgrade
-from handlers.agents.schema import Base
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.migrate import current_revision, downgrade, head_revision, upgrade
+from handlers.agents.storage.schema import Base
 from tests.agents.support import Storage
 
 TABLES = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.agents.paths import collision, join_prefix, safe_path
+from handlers.agents.domain.paths import collision, join_prefix, safe_path
 from webrest import BadRequest
 
 

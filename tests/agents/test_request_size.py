@@ -9,7 +9,7 @@ import pytest
 
 from generated.agents.client import ServiceError
 from generated.agents.models import ApiErrorEnvelope
-from handlers.agents.expected import MAX_EXPECTED_FILE_BYTES
+from handlers.agents.domain.expected import MAX_EXPECTED_FILE_BYTES
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
 from tests.agents.run_support import new_agent, tuned_server
 from tests.agents.support import Storage

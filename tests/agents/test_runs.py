@@ -17,7 +17,7 @@ from generated.agents.client import (
     ServiceNotFoundError,
     ServiceValidationError,
 )
-from handlers.agents.schema import Execution
+from handlers.agents.storage.schema import Execution
 from tests.agents.feedback_support import insert_execution
 from tests.agents.run_support import download, issues, new_agent, wait_for
 from tests.agents.support import RunningServer

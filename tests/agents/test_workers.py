@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-from handlers.agents.database import Database
-from handlers.agents.execution_lease import Lease, LeaseLost, claim, finish, reap_stale, renew
-from handlers.agents.migrate import upgrade
-from handlers.agents.schema import Agent, Execution, utc_now
+from handlers.agents.execution.leases import Lease, LeaseLost, claim, finish, reap_stale, renew
 from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.migrate import upgrade
+from handlers.agents.storage.schema import Agent, Execution, utc_now
 from tests.agents.run_support import (
     ROOT,
     kill_holder,

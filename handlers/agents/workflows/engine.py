@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from handlers.agents.execution import CancelSignal
+from handlers.agents.runner import CancelSignal
 from handlers.agents.workflows.definition import StepDefinition, StepType, WorkflowDefinition
 from handlers.agents.workflows.inputs import InputError, bind_inputs
 from handlers.agents.workflows.limits import (

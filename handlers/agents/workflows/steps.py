@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
-from handlers.agents.execution import CancelSignal
+from handlers.agents.runner import CancelSignal
 from handlers.agents.workflows.definition import AgentCall, BlockCall, StepDefinition
 from handlers.agents.workflows.durations import (
     MAX_WAIT_SECONDS,
@@ -142,7 +142,7 @@ class AgentResult:
 
 class AgentInvoker(Protocol):
     """Runs an agent for a step (the integration creates and stores an agent execution and
-    calls ``handlers.agents.execution.run``); must honour ``cancel`` and return ``cancelled``."""
+    calls ``handlers.agents.runner.run``); must honour ``cancel`` and return ``cancelled``."""
 
     async def run_agent(self, request: AgentRequest, cancel: CancelSignal) -> AgentResult: ...
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from generated.agents import models
 from generated.agents.client import ServiceClient
-from handlers.agents.keys import create_key
+from handlers.agents.domain.keys import create_key
 from tests.agents.support import RunningServer
 
 TERMINAL = {"completed", "failed", "cancelled", "rejected"}

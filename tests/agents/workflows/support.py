@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from handlers.agents.execution import CancelSignal, RunSpec, run
+from handlers.agents.runner import CancelSignal, RunSpec, run
 from handlers.agents.workflows import (
     AgentRequest,
     AgentResult,
@@ -28,7 +28,7 @@ from handlers.agents.workflows import (
     WorkflowEngine,
     parse_workflow,
 )
-from tests.agents.execution.conftest import UNSANDBOXED
+from tests.agents.runner.conftest import UNSANDBOXED
 
 
 def workflow(text: str) -> WorkflowDefinition:

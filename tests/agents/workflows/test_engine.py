@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from handlers.agents.egress import EgressPolicy
-from handlers.agents.execution import CancelSignal
+from handlers.agents.runner import CancelSignal
 from handlers.agents.workflows import (
     HttpStepRunner,
     MemoryJournal,

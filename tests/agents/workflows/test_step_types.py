@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from handlers.agents.egress import EgressPolicy
-from handlers.agents.execution import CancelSignal
+from handlers.agents.runner import CancelSignal
 from handlers.agents.workflows import (
     HttpStepRunner,
     MemoryJournal,

@@ -11,9 +11,9 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from generated.agents.client import ServiceClient
-from handlers.agents.database import Database
-from handlers.agents.execution_lease import claim
-from handlers.agents.schema import WorkflowExecution
+from handlers.agents.execution.leases import claim
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.schema import WorkflowExecution
 from tests.agents.run_support import holder, kill_holder, new_agent, tuned_server, worker_processes
 from tests.agents.support import Storage
 from tests.agents.workflows.api_support import (

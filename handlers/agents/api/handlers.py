@@ -1,0 +1,333 @@
+"""The service's implementation of the generated ``AgentsHandlers`` Protocol.
+
+Agents, their workspace files, and executions' feedback and expected results
+(:mod:`handlers.agents.domain.feedback`, :mod:`handlers.agents.domain.expected`); runs and
+executions (:mod:`handlers.agents.api.runs`, :mod:`handlers.agents.api.executions`,
+:mod:`handlers.agents.api.execution_list`); workflows, their versions, runs and executions
+(:mod:`handlers.agents.domain.workflow_catalog`, :mod:`handlers.agents.api.workflow_runs`,
+:mod:`handlers.agents.api.workflow_executions`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import AsyncIterator, Mapping
+from typing import Literal
+
+from starlette.datastructures import UploadFile
+
+from generated.agents import models
+from generated.agents.handlers import AgentsHandlers
+from handlers.agents.api.auth import current_principal
+from handlers.agents.api.execution_list import ExecutionListQuery, list_executions
+from handlers.agents.api.executions import ExecutionQueries
+from handlers.agents.api.runs import AgentRuns
+from handlers.agents.api.workflow_executions import WorkflowExecutionQueries
+from handlers.agents.api.workflow_runs import WorkflowRuns
+from handlers.agents.domain.agents import AgentStore
+from handlers.agents.domain.expected import ExpectedFiles
+from handlers.agents.domain.feedback import FeedbackStore
+from handlers.agents.domain.files import AgentFiles
+from handlers.agents.domain.workflow_catalog import WorkflowCatalog
+from handlers.agents.execution.engine import ExecutionEngine
+from webrest import Response
+
+__all__ = ["AgentsHttpHandlers"]
+
+Status = Literal[
+    "created", "pending", "running", "waiting", "finalizing",
+    "completed", "failed", "cancelled", "rejected",
+]  # fmt: skip
+Include = Literal["feedback", "expected", "files"]
+
+
+class AgentsHttpHandlers:
+    """Every operation of the agents API, for the caller the auth filter identified."""
+
+    def __init__(self, agents: AgentStore, files: AgentFiles, engine: ExecutionEngine) -> None:
+        self.agents = agents
+        self.files = files
+        self.runs = AgentRuns(agents.database, agents.blobs, engine)
+        self.executions = ExecutionQueries(agents.database, agents.blobs, engine)
+        self.workflows = WorkflowCatalog(agents.database)
+        self.workflow_runs = WorkflowRuns(agents.database, agents.blobs, engine)
+        self.workflow_executions = WorkflowExecutionQueries(agents.database, engine)
+
+    # -- agents --------------------------------------------------------------------------------
+
+    async def list_agents(
+        self, *, search: str | None = None, limit: int = 50, offset: int = 0
+    ) -> models.ListAgentsResponse | Response:
+        return await self.agents.list_visible(current_principal(), search, limit, offset)
+
+    async def create_agent(
+        self, *, body: models.CreateAgentBody
+    ) -> models.CreateAgentResponse | Response:
+        agent = await self.agents.create(current_principal(), body)
+        return models.CreateAgentResponse(agent=agent)
+
+    async def get_agent(
+        self, *, agent_id: str, include: list[Literal["files", "dataset"]] | None = None
+    ) -> models.GetAgentResponse | Response:
+        return await self.agents.get(current_principal(), agent_id, include)
+
+    async def update_agent(
+        self, *, agent_id: str, body: models.PatchAgentBody
+    ) -> models.PatchAgentResponse | Response:
+        agent = await self.agents.update(current_principal(), agent_id, body)
+        return models.PatchAgentResponse(agent=agent)
+
+    async def run_agent(
+        self,
+        *,
+        agent_id: str,
+        files: Mapping[str, UploadFile],
+        wait_for_completion: int | None = None,
+        body: models.RunAgentBody | None = None,
+    ) -> models.RunAgentResponse | Response:
+        return await self.runs.run(current_principal(), agent_id, body, files, wait_for_completion)
+
+    # -- files ---------------------------------------------------------------------------------
+
+    async def list_agent_files(
+        self, *, agent_id: str, path: str | None = None, prefix: str | None = None
+    ) -> models.ListAgentFilesResponse | Response:
+        return await self.files.list_or_download(current_principal(), agent_id, path, prefix)
+
+    async def put_agent_file(
+        self,
+        *,
+        agent_id: str,
+        path: str,
+        body: models.AgentFileBody,
+        prefix: str | None = None,
+    ) -> models.PutAgentFileResponse | Response:
+        return await self.files.put(current_principal(), agent_id, path, prefix, body)
+
+    async def upload_agent_files(
+        self, *, agent_id: str, body: models.AgentFilesBody
+    ) -> models.UploadAgentFilesResponse | Response:
+        return await self.files.upload(current_principal(), agent_id, body)
+
+    # -- agent executions (next issue) ---------------------------------------------------------
+
+    async def list_agent_executions(
+        self,
+        *,
+        agent_id: str,
+        status: list[Status] | None = None,
+        batch_id: str | None = None,
+        example_name: str | None = None,
+        example_name_contains: str | None = None,
+        created_after: datetime.datetime | None = None,
+        created_before: datetime.datetime | None = None,
+        completed_after: datetime.datetime | None = None,
+        completed_before: datetime.datetime | None = None,
+        feedback_status: Literal["open", "resolved", "ignored"] | None = None,
+        feedback_rating: Literal["pass", "fail", "partial", "none"] | None = None,
+        has_feedback: bool | None = None,
+        no_feedback: bool | None = None,
+        has_expected: bool | None = None,
+        has_expected_json: bool | None = None,
+        has_expected_files: bool | None = None,
+        feedback_body_contains: str | None = None,
+        feedback_created_after: datetime.datetime | None = None,
+        feedback_created_before: datetime.datetime | None = None,
+        feedback_updated_after: datetime.datetime | None = None,
+        feedback_updated_before: datetime.datetime | None = None,
+        feedback_resolved_after: datetime.datetime | None = None,
+        feedback_resolved_before: datetime.datetime | None = None,
+        promoted_to_example: bool | None = None,
+        promoted_example_name: str | None = None,
+        since_last_resolved: bool | None = None,
+        include: list[Include] | None = None,
+        sort: Literal["createdAt", "completedAt", "status", "exampleName"] = "createdAt",
+        order: Literal["asc", "desc"] = "desc",
+        scan_limit: int = 1000,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListAgentExecutionsResponse | Response:
+        query = ExecutionListQuery(
+            status=status,
+            batch_id=batch_id,
+            example_name=example_name,
+            example_name_contains=example_name_contains,
+            created_after=created_after,
+            created_before=created_before,
+            completed_after=completed_after,
+            completed_before=completed_before,
+            feedback_status=feedback_status,
+            feedback_rating=feedback_rating,
+            has_feedback=has_feedback,
+            no_feedback=no_feedback,
+            has_expected=has_expected,
+            has_expected_json=has_expected_json,
+            has_expected_files=has_expected_files,
+            feedback_body_contains=feedback_body_contains,
+            feedback_created_after=feedback_created_after,
+            feedback_created_before=feedback_created_before,
+            feedback_updated_after=feedback_updated_after,
+            feedback_updated_before=feedback_updated_before,
+            feedback_resolved_after=feedback_resolved_after,
+            feedback_resolved_before=feedback_resolved_before,
+            promoted_to_example=promoted_to_example,
+            promoted_example_name=promoted_example_name,
+            since_last_resolved=since_last_resolved,
+            include=include,
+            sort=sort,
+            order=order,
+            scan_limit=scan_limit,
+            limit=limit,
+            offset=offset,
+        )
+        return await list_executions(self.agents.database, current_principal(), agent_id, query)
+
+    async def get_agent_execution(
+        self, *, execution_id: str, include: list[Include] | None = None
+    ) -> models.AgentExecutionResponse | Response:
+        return await self.executions.get(current_principal(), execution_id, include)
+
+    async def cancel_agent_execution(
+        self, *, execution_id: str
+    ) -> models.CancelAgentExecutionResponse | Response:
+        return await self.executions.cancel(current_principal(), execution_id)
+
+    async def rerun_agent_execution(
+        self, *, execution_id: str
+    ) -> models.RerunAgentExecutionResponse | Response:
+        return await self.runs.rerun(current_principal(), execution_id)
+
+    async def get_agent_execution_feedback(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        return await FeedbackStore(self.agents.database).get(current_principal(), execution_id)
+
+    async def clear_agent_execution_feedback(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        return await FeedbackStore(self.agents.database).clear(current_principal(), execution_id)
+
+    async def update_agent_execution_feedback(
+        self, *, execution_id: str, body: models.UpdateAgentExecutionFeedbackBody
+    ) -> models.AgentExecutionFeedbackDetail | Response:
+        feedback = FeedbackStore(self.agents.database)
+        return await feedback.update(current_principal(), execution_id, body)
+
+    async def list_agent_execution_expected(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionExpectedArtifacts | Response:
+        return await self._expected().list(current_principal(), execution_id)
+
+    async def add_agent_execution_expected_file(
+        self,
+        *,
+        execution_id: str,
+        body: models.CopyAgentExecutionOutputToExpectedBody | None = None,
+        file: UploadFile | None = None,
+        name: str | None = None,
+    ) -> models.CreateExpectedFileResponse | Response:
+        return await self._expected().add(current_principal(), execution_id, body, file, name)
+
+    async def download_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str
+    ) -> AsyncIterator[bytes] | bytes | Response:
+        return await self._expected().download(current_principal(), execution_id, filename)
+
+    async def delete_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str
+    ) -> Response | None:
+        await self._expected().delete(current_principal(), execution_id, filename)
+        return None
+
+    async def rename_agent_execution_expected_file(
+        self, *, execution_id: str, filename: str, body: models.RenameExpectedFileBody
+    ) -> models.RenameExpectedFileResponse | Response:
+        expected = self._expected()
+        return await expected.rename(current_principal(), execution_id, filename, body)
+
+    def _expected(self) -> ExpectedFiles:
+        return ExpectedFiles(self.agents.database, self.agents.blobs)
+
+    async def download_agent_execution_file(
+        self,
+        *,
+        execution_id: str,
+        kind: Literal["input", "output", "issues", "trace"],
+        filename: str,
+    ) -> AsyncIterator[bytes] | bytes | Response:
+        return await self.executions.download(current_principal(), execution_id, kind, filename)
+
+    # -- workflows -----------------------------------------------------------------------------
+
+    async def list_workflows(
+        self,
+        *,
+        search: str | None = None,
+        name: str | None = None,
+        kind: Literal["workflow", "block"] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWorkflowsResponse | Response:
+        return await self.workflows.list(current_principal(), search, name, kind, limit, offset)
+
+    async def create_workflow(
+        self, *, body: models.CreateWorkflowBody
+    ) -> models.WorkflowSummary | Response:
+        return await self.workflows.create(current_principal(), body)
+
+    async def get_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
+        return await self.workflows.get(current_principal(), id)
+
+    async def run_workflow(
+        self,
+        *,
+        id: str,
+        files: Mapping[str, UploadFile],
+        version: str = "latest",
+        wait_for_completion: int | None = None,
+        body: models.RunWorkflowBody | None = None,
+    ) -> models.RunWorkflowResponse | Response:
+        principal = current_principal()
+        return await self.workflow_runs.run(
+            principal, id, body, files, version, wait_for_completion
+        )
+
+    async def list_workflow_versions(
+        self, *, id: str, limit: int = 50, offset: int = 0
+    ) -> models.ListVersionsResponse | Response:
+        return await self.workflows.versions(current_principal(), id, limit, offset)
+
+    async def release_workflow_version(
+        self, *, id: str, body: models.ReleaseWorkflowVersionBody
+    ) -> models.WorkflowVersion | Response:
+        return await self.workflows.release(current_principal(), id, body)
+
+    async def list_workflow_executions(
+        self,
+        *,
+        id: str,
+        status: list[Status] | None = None,
+        from_date: str | None = None,
+        to_date: str | None = None,
+        example_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWorkflowExecutionsResponse | Response:
+        return await self.workflow_executions.list(
+            current_principal(), id, status, from_date, to_date, example_id, limit, offset
+        )
+
+    async def get_workflow_execution(
+        self, *, execution_id: str, include_steps: bool = False
+    ) -> models.GetWorkflowExecutionResponse | Response:
+        principal = current_principal()
+        return await self.workflow_executions.get(principal, execution_id, include_steps)
+
+    async def cancel_workflow_execution(
+        self, *, execution_id: str
+    ) -> models.CancelWorkflowExecutionResponse | Response:
+        return await self.workflow_executions.cancel(current_principal(), execution_id)
+
+
+def _check(handlers: AgentsHttpHandlers) -> AgentsHandlers:
+    return handlers  # mypy checks the Protocol conformance

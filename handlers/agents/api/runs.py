@@ -1,0 +1,278 @@
+"""Agent runs: creating an execution from a run request (or from another execution's input).
+
+A run checks its input, then one transaction records the execution with its snapshot: the
+agent's manifest (``config_snapshot``), its workspace (a snapshot document of blob hashes, see
+:mod:`handlers.agents.domain.snapshots`), the input JSON and the input files (blobs written before
+the transaction). The engine then dispatches it; with ``wait_for_completion`` the request is
+held until the execution ends or the wait elapses (``status: timeout``; it goes on).
+
+* **Input**: ``body.input`` (a JSON object; ``null`` or omitted: ``{}``). With multipart, every
+  part but ``_json`` is a file: stored as an input file named after the part's file name (or
+  the field name when that is not a valid file name) and added to the input under its field
+  name as ``{"$file": "input/<name>"}``.
+* **Input schema**: an input that does not match the agent's ``inputSchema`` is a 400 with one
+  issue per problem (``body.input.<path>``, or ``body._json.input.<path>``); nothing is created.
+* **Metadata**: ``body.metadata`` is stored; its keys ``batchId`` and ``exampleName`` also set
+  the execution's experiment batch and dataset example (the list filters).
+* **Rerun**: a new execution of the same agent from the source's input JSON and input files,
+  with the agent's *current* manifest and workspace. An input the current ``inputSchema``
+  refuses gives a ``rejected`` execution (error: why); the source is untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from starlette.datastructures import UploadFile
+
+from generated.agents import models
+from handlers.agents.domain.agents import find_agent
+from handlers.agents.domain.execution_records import (
+    add_execution_file,
+    create_execution_row,
+    input_problems,
+    safe_name,
+)
+from handlers.agents.domain.feedback import find_execution
+from handlers.agents.domain.keys import Principal
+from handlers.agents.domain.snapshots import INPUT
+from handlers.agents.execution.engine import ExecutionEngine
+from handlers.agents.execution.leases import TERMINAL
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.schema import Agent, Execution, ExecutionFile
+from webrest import BadRequest, ErrorDetail, HttpError
+
+__all__ = ["AgentRuns"]
+
+
+Field = tuple[str | int, ...]
+
+FILE_NAME = re.compile(r"^[A-Za-z0-9._()-][A-Za-z0-9._() /-]{0,254}$")
+BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_INPUT_FILES = 1000
+MAX_ERROR_CHARS = 10000
+
+
+@dataclass(frozen=True)
+class _InputFile:
+    name: str
+    data: bytes
+    content_type: str
+    digest: str = ""
+
+
+@dataclass(frozen=True)
+class _Request:
+    input: dict[str, Any]
+    metadata: dict[str, Any] | None
+    batch_id: str | None
+    example_name: str | None
+    files: list[_InputFile]
+    field: Field
+    """Where the body's fields are (``body`` or ``body._json``), for errors."""
+
+
+def _invalid(field: Field, message: str, value: object = None) -> BadRequest:
+    return BadRequest(message, [ErrorDetail(field, message, "value_error", value)])
+
+
+def _file_name(field: str, upload: UploadFile) -> str:
+    for candidate in ((upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1], field):
+        if FILE_NAME.match(candidate) and safe_name(candidate):
+            return candidate
+    raise _invalid(("body", field), f"No usable file name for the part {field!r}: use letters, "
+                   "digits, space and . _ ( ) - in its file name", upload.filename)  # fmt: skip
+
+
+def _experiment(metadata: dict[str, Any] | None, field: Field) -> tuple[str | None, str | None]:
+    if metadata is None:
+        return None, None
+    batch = metadata.get("batchId")
+    example = metadata.get("exampleName")
+    if batch is not None and not (isinstance(batch, str) and BATCH_ID.match(batch)):
+        raise _invalid((*field, "metadata", "batchId"),
+                       "batchId must be 1 to 64 letters, digits, '_' or '-'", batch)  # fmt: skip
+    if example is not None and not (
+        isinstance(example, str)
+        and 1 <= len(example) <= 200
+        and example.isprintable()
+        and example == example.strip()
+    ):
+        message = "exampleName must be 1 to 200 printable characters, no space at either end"
+        raise _invalid((*field, "metadata", "exampleName"), message, example)
+    return batch, example
+
+
+async def _parse(body: models.RunAgentBody | None, files: Mapping[str, UploadFile]) -> _Request:
+    field: Field = ("body", "_json") if files else ("body",)
+    given = body.input if body is not None and isinstance(body.input, dict) else None
+    metadata = body.metadata if body is not None and isinstance(body.metadata, dict) else None
+    batch_id, example_name = _experiment(metadata, field)
+    data = dict(given or {})
+    stored: list[_InputFile] = []
+    if len(files) > MAX_INPUT_FILES:
+        raise _invalid(("body",), f"At most {MAX_INPUT_FILES} input files")
+    names: set[str] = set()
+    for key, upload in files.items():
+        name = _file_name(key, upload)
+        if key in data:
+            raise _invalid(("body", key), f"The input key {key!r} is given both in _json and as "
+                           "a file part")  # fmt: skip
+        if name in names:
+            raise _invalid(("body", key), f"Two file parts are named {name!r}", upload.filename)
+        names.add(name)
+        content = await upload.read()
+        media = upload.content_type or "application/octet-stream"
+        stored.append(_InputFile(name, content, media))
+        data[key] = {"$file": f"input/{name}"}
+    return _Request(data, metadata, batch_id, example_name, stored, field)
+
+
+def _check_input(config: Mapping[str, Any], request: _Request) -> None:
+    schema = config.get("inputSchema")
+    if not isinstance(schema, dict):
+        return
+    problems = input_problems(request.input, schema)
+    if problems:
+        details = [
+            ErrorDetail((*request.field, "input", *path), message, "value_error")
+            for path, message in problems
+        ]
+        summary = f"The input does not match the agent's inputSchema ({len(problems)} problem"
+        raise BadRequest(summary + ("s)" if len(problems) > 1 else ")"), details)
+
+
+class AgentRuns:
+    """Creating executions: runs and reruns."""
+
+    def __init__(self, database: Database, blobs: BlobStore, engine: ExecutionEngine) -> None:
+        self.database = database
+        self.blobs = blobs
+        self.engine = engine
+
+    async def run(
+        self,
+        principal: Principal,
+        agent_ref: str,
+        body: models.RunAgentBody | None,
+        files: Mapping[str, UploadFile],
+        wait_seconds: int | None,
+    ) -> models.RunAgentResponse:
+        """Create and dispatch an execution; with ``wait_seconds``, wait for its end."""
+        request = await _parse(body, files)
+        inputs = await anyio.to_thread.run_sync(self._store_inputs, request.files)
+        status = self.engine.initial_status
+
+        def work(session: Session) -> str:
+            agent = find_agent(session, principal, agent_ref)
+            _check_input(agent.config, request)
+            execution = self._create(session, principal, agent, request.input, status)
+            execution.run_metadata = request.metadata
+            execution.batch_id, execution.example_name = request.batch_id, request.example_name
+            for file in inputs:
+                add_execution_file(session, execution.id, INPUT, file.name, file.digest,
+                               len(file.data), file.content_type)  # fmt: skip
+            return execution.id
+
+        execution_id = await self.database.write(work)
+        if await self.engine.dispatch_or_leave(execution_id):
+            status = "pending"
+        if wait_seconds is None:
+            return models.RunAgentResponse(
+                execution_id=execution_id,
+                status=models.RunAgentStatus(status),
+                output=None,
+                schema_valid=None,
+                error=None,
+            )
+        ended = await self.engine.wait(execution_id, wait_seconds)
+        execution = await self.database.read(lambda session: session.get(Execution, execution_id))
+        if not ended or execution is None:
+            return models.RunAgentResponse(
+                execution_id=execution_id,
+                status=models.RunAgentStatus.timeout,
+                output=None,
+                schema_valid=None,
+                error=None,
+            )
+        return models.RunAgentResponse(
+            execution_id=execution_id,
+            status=models.RunAgentStatus(execution.status),
+            output=execution.output,
+            schema_valid=execution.schema_valid,
+            error=execution.error,
+        )
+
+    async def rerun(
+        self, principal: Principal, execution_id: str
+    ) -> models.RerunAgentExecutionResponse:
+        """A new execution from the stored input snapshot of ``execution_id``."""
+
+        def work(session: Session) -> Execution:
+            source = find_execution(session, principal, execution_id)
+            if source.input is None:
+                message = "The execution has no stored input snapshot to rerun"
+                raise HttpError(409, message, [ErrorDetail(("path", "executionId"), message,
+                                                           "conflict")])  # fmt: skip
+            agent = session.get(Agent, source.agent_id)
+            assert agent is not None  # the foreign key cascades deletions
+            execution = self._create(session, principal, agent, source.input, "created")
+            execution.run_metadata = source.run_metadata
+            execution.example_name = source.example_name
+            execution.source_execution_id = source.id
+            inputs = session.scalars(
+                select(ExecutionFile).where(
+                    ExecutionFile.execution_id == source.id, ExecutionFile.kind == INPUT
+                )
+            ).all()
+            for row in inputs:
+                add_execution_file(session, execution.id, INPUT, row.name, row.blob_sha256,
+                               row.size_bytes, row.content_type)  # fmt: skip
+            schema = (agent.config or {}).get("inputSchema")
+            problems = input_problems(source.input, schema) if isinstance(schema, dict) else []
+            if problems:
+                execution.status = "rejected"
+                execution.completed_at = execution.created_at
+                reasons = "; ".join(message for _, message in problems)
+                execution.error = f"input does not match the inputSchema: {reasons}"[
+                    :MAX_ERROR_CHARS
+                ]
+            else:
+                execution.status = self.engine.initial_status
+            return execution
+
+        execution = await self.database.write(work)
+        status = execution.status
+        if status not in TERMINAL and await self.engine.dispatch_or_leave(execution.id):
+            status = "pending"
+        return models.RerunAgentExecutionResponse(
+            execution_id=execution.id,
+            source_execution_id=execution_id,
+            status=models.ExecutionStatus(status),
+        )
+
+    def _store_inputs(self, files: Sequence[_InputFile]) -> list[_InputFile]:
+        return [
+            _InputFile(file.name, file.data, file.content_type, self.blobs.put(file.data))
+            for file in files
+        ]
+
+    def _create(
+        self,
+        session: Session,
+        principal: Principal,
+        agent: Agent,
+        input_json: dict[str, Any],
+        status: str,
+    ) -> Execution:
+        """A new execution row of ``agent`` with the snapshot of its manifest and workspace."""
+        return create_execution_row(
+            session, self.blobs, agent, input_json, status, principal.key_id
+        )

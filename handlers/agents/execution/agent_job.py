@@ -1,0 +1,360 @@
+"""Running one claimed execution: its program, its lease, and storing how it ended.
+
+:class:`ExecutionJob` is what every engine runs once it holds a :class:`Lease` (the embedded
+pool of the server, procrastinate jobs in ``agents-worker`` processes):
+
+1. the run spec is rebuilt from the execution's snapshot (config, workspace, input JSON and
+   input files, all blobs);
+2. the program runs (:func:`handlers.agents.runner.run`) while the lease is renewed every
+   ``heartbeat_seconds`` and the cancel flag is polled every ``cancel_poll_seconds`` (through
+   ``CancelSignal``'s poll callback; a cancel handled in this process also signals at once);
+3. the execution turns ``finalizing``, the outputs are written as blobs, then one transaction
+   stores the result and the file rows (guarded by the lease), and waiters are told.
+
+A lost lease (the execution was declared lost and retried elsewhere) stops the program and
+discards its results. A job cancelled from outside (worker shutdown) gives the execution back
+to the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import mimetypes
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+import anyio
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from handlers.agents.domain.snapshots import (
+    INPUT,
+    ISSUES,
+    ISSUES_NAME,
+    LOG,
+    OUTPUT,
+    TRACE,
+    TRACE_NAME,
+    WORKSPACE,
+    WORKSPACE_NAME,
+    read_workspace_manifest,
+)
+from handlers.agents.execution.leases import (
+    Lease,
+    LeaseLost,
+    cancel_is_requested,
+    finish,
+    mark_finalizing,
+    release,
+    renew,
+)
+from handlers.agents.runner import (
+    CancelSignal,
+    RunLimits,
+    RunOutcome,
+    RunSpec,
+    Sandbox,
+    SandboxUnavailable,
+    make_sandbox,
+    run,
+)
+from handlers.agents.settings import Settings
+from handlers.agents.storage.blobs import BlobNotFound, BlobStore
+from handlers.agents.storage.database import Database
+from handlers.agents.storage.schema import Execution, ExecutionFile, utc_now
+
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "ExecutionJob",
+    "LeaseState",
+    "SandboxUnavailable",
+    "keep_lease",
+    "run_limits",
+    "sandbox_for",
+]
+
+log = logging.getLogger("agents.worker")
+sandbox_log = logging.getLogger("agents.sandbox")
+
+MAX_ERROR_CHARS = 10000
+MAX_FILE_NAME_CHARS = 255
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    config: dict[str, Any]
+    input_json: object
+    workspace_manifest: str
+    """Blob hash of the workspace snapshot document."""
+    input_files: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _StoredFile:
+    kind: str
+    name: str
+    digest: str
+    size: int
+    content_type: str
+
+
+class LeaseState:
+    """Whether the worker lost its lease while running (its results are then discarded)."""
+
+    lost = False
+
+
+async def keep_lease(
+    database: Database,
+    heartbeat_seconds: float,
+    lease: Lease,
+    cancel: CancelSignal,
+    state: LeaseState,
+) -> None:
+    """Renew ``lease`` every ``heartbeat_seconds`` until cancelled; once it is lost, set
+    ``state.lost`` and request ``cancel``."""
+    while True:
+        await asyncio.sleep(heartbeat_seconds)
+        try:
+            held = await database.write(partial(renew, lease=lease))
+        except SQLAlchemyError as error:
+            log.warning("execution %s: heartbeat failed: %s", lease.execution_id, error)
+            continue
+        if not held:
+            state.lost = True
+            cancel.request()
+            return
+
+
+def sandbox_for(settings: Settings) -> Sandbox:
+    """The sandbox ``AGENTS_SANDBOX`` names, checked to work on this machine: raises
+    :class:`SandboxUnavailable` saying what is missing and how to install it. With
+    ``AGENTS_SANDBOX=none`` logs a warning that programs run unisolated."""
+    sandbox = make_sandbox(
+        settings.sandbox,
+        uid=settings.sandbox_uid,
+        gid=settings.sandbox_gid,
+        egress=settings.egress,
+    )
+    if sandbox.isolated:
+        sandbox_log.info(
+            "agent programs run sandboxed (bubblewrap%s; network per agent, egress: %s)",
+            f", as uid {settings.sandbox_uid}" if os.geteuid() == 0 else "",
+            settings.egress.describe(),
+        )
+    else:
+        sandbox_log.warning(
+            "AGENTS_SANDBOX=none: agent programs run UNISOLATED, as this service's user, with "
+            "its files, environment and network; for trusted single-user development only"
+        )
+    return sandbox
+
+
+def run_limits(settings: Settings) -> RunLimits:
+    """The resource limits of every run, from the ``AGENTS_RUN_MAX_*`` settings."""
+    return RunLimits(
+        max_memory_bytes=settings.run_max_memory_bytes,
+        max_cpu_seconds=settings.run_max_cpu_seconds,
+        max_processes=settings.run_max_processes,
+        max_file_bytes=settings.run_max_file_bytes,
+        max_open_files=settings.run_max_open_files,
+    )
+
+
+def _read_snapshot(session: Session, execution_id: str) -> _Snapshot:
+    execution = session.get(Execution, execution_id)
+    if execution is None:
+        raise LookupError(f"execution {execution_id} does not exist")
+    rows = session.scalars(
+        select(ExecutionFile).where(
+            ExecutionFile.execution_id == execution_id,
+            ExecutionFile.kind.in_((INPUT, WORKSPACE)),
+        )
+    ).all()
+    manifests = [
+        row.blob_sha256 for row in rows if (row.kind, row.name) == (WORKSPACE, WORKSPACE_NAME)
+    ]
+    if not manifests:
+        raise LookupError("the execution has no workspace snapshot")
+    return _Snapshot(
+        config=dict(execution.config_snapshot or {}),
+        input_json=execution.input if execution.input is not None else {},
+        workspace_manifest=manifests[0],
+        input_files={row.name: row.blob_sha256 for row in rows if row.kind == INPUT},
+    )
+
+
+def _failed(error: str) -> RunOutcome:
+    now = datetime.now(UTC)
+    return RunOutcome("failed", None, error, now, now, 0.0)
+
+
+class ExecutionJob:
+    """Runs claimed executions and stores their outcomes; ``on_end(id)`` after each."""
+
+    def __init__(
+        self,
+        database: Database,
+        blobs: BlobStore,
+        settings: Settings,
+        on_end: Callable[[str], None],
+        sandbox: Sandbox,
+    ) -> None:
+        self.database = database
+        self.blobs = blobs
+        self.settings = settings
+        self.on_end = on_end
+        self.sandbox = sandbox
+        self.limits = run_limits(settings)
+        self._cancels: dict[str, CancelSignal] = {}
+
+    def request_cancel(self, execution_id: str) -> None:
+        """Stop ``execution_id`` now if this process runs it (the poll would see it later)."""
+        signal = self._cancels.get(execution_id)
+        if signal is not None:
+            signal.request()
+
+    async def run(self, lease: Lease) -> None:
+        """Run the leased execution to its end and store the result."""
+        execution_id = lease.execution_id
+        cancel = CancelSignal(
+            partial(self._cancel_requested, execution_id),
+            poll_interval=self.settings.cancel_poll_seconds,
+        )
+        state = LeaseState()
+        self._cancels[execution_id] = cancel
+        keeper = asyncio.create_task(self._keep(lease, cancel, state))
+        try:
+            try:
+                spec = await self._spec(lease)
+            except (LookupError, ValueError, BlobNotFound, OSError) as error:
+                outcome = _failed(f"cannot prepare the run: {error}")
+            else:
+                outcome = await run(spec, cancel, sandbox=self.sandbox)
+            if state.lost:
+                log.warning("execution %s: lease lost, result discarded", execution_id)
+                return
+            await self._store(lease, outcome)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._give_back(lease))
+            raise
+        finally:
+            keeper.cancel()
+            self._cancels.pop(execution_id, None)
+
+    async def _cancel_requested(self, execution_id: str) -> bool:
+        return await self.database.read(partial(cancel_is_requested, execution_id=execution_id))
+
+    async def _keep(self, lease: Lease, cancel: CancelSignal, state: LeaseState) -> None:
+        await keep_lease(self.database, self.settings.heartbeat_seconds, lease, cancel, state)
+
+    async def _give_back(self, lease: Lease) -> None:
+        try:
+            if await self.database.write(partial(release, lease=lease)):
+                log.info("execution %s: worker stopping, back in the queue", lease.execution_id)
+        except SQLAlchemyError as error:
+            log.warning("execution %s: cannot give it back: %s", lease.execution_id, error)
+
+    async def _spec(self, lease: Lease) -> RunSpec:
+        snapshot = await self.database.read(
+            partial(_read_snapshot, execution_id=lease.execution_id)
+        )
+
+        def load() -> tuple[dict[str, bytes], dict[str, bytes]]:
+            manifest = read_workspace_manifest(self.blobs.get(snapshot.workspace_manifest))
+            workspace = {path: self.blobs.get(digest) for path, digest in manifest.items()}
+            inputs = {name: self.blobs.get(digest) for name, digest in snapshot.input_files.items()}
+            return workspace, inputs
+
+        workspace, inputs = await anyio.to_thread.run_sync(load)
+        config = snapshot.config
+        entrypoint = config.get("entrypoint")
+        if not isinstance(entrypoint, list) or not entrypoint:
+            raise ValueError("the agent's manifest has no entrypoint")
+        return RunSpec(
+            execution_id=lease.execution_id,
+            command=tuple(str(part) for part in entrypoint),
+            workspace=workspace,
+            input_json=snapshot.input_json,
+            input_files=inputs,
+            output_schema=config.get("outputSchema"),
+            timeout_seconds=float(config.get("timeoutSeconds") or 300),
+            env={"PATH": self.settings.effective_run_path},
+            limits=self.limits,
+            network="outbound" if config.get("network") == "outbound" else "none",
+        )
+
+    async def _store(self, lease: Lease, outcome: RunOutcome) -> None:
+        try:
+            await self.database.write(partial(mark_finalizing, lease=lease))
+            files = await anyio.to_thread.run_sync(self._put_blobs, lease.execution_id, outcome)
+            error = outcome.error[:MAX_ERROR_CHARS] if outcome.error else None
+            values = {
+                "status": outcome.status,
+                "output": outcome.output_json,
+                "schema_valid": outcome.schema_valid,
+                "error": error,
+                "completed_at": utc_now(),
+                "duration_ms": max(0, round(outcome.duration_seconds * 1000)),
+            }
+
+            def work(session: Session) -> None:
+                finish(session, lease, values)
+                now = utc_now()
+                for file in files:
+                    session.add(
+                        ExecutionFile(
+                            execution_id=lease.execution_id,
+                            kind=file.kind,
+                            name=file.name,
+                            blob_sha256=file.digest,
+                            size_bytes=file.size,
+                            content_type=file.content_type,
+                            created_at=now,
+                        )
+                    )
+
+            await self.database.write(work)
+        except LeaseLost:
+            log.warning("execution %s: lease lost, result discarded", lease.execution_id)
+            return
+        log.info(
+            "execution %s %s attempt=%d files=%d",
+            lease.execution_id,
+            outcome.status,
+            lease.attempt,
+            len(files),
+        )
+        self.on_end(lease.execution_id)
+
+    def _put_blobs(self, execution_id: str, outcome: RunOutcome) -> list[_StoredFile]:
+        contents: list[tuple[str, str, bytes, str]] = []
+        for name, data in sorted(outcome.output_files.items()):
+            if len(name) > MAX_FILE_NAME_CHARS:
+                log.warning("execution %s: output file name too long, not kept: %.80s…",
+                            execution_id, name)  # fmt: skip
+                continue
+            media = mimetypes.guess_type(name)[0] or "application/octet-stream"
+            contents.append((OUTPUT, name, data, media))
+        if outcome.issues_md is not None:
+            contents.append((ISSUES, ISSUES_NAME, outcome.issues_md.encode(), "text/markdown"))
+        if outcome.trace:
+            lines = "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in outcome.trace)
+            contents.append((TRACE, TRACE_NAME, lines.encode(), "application/x-ndjson"))
+        for name, tail in (
+            ("stdout.txt", outcome.stdout_tail),
+            ("stderr.txt", outcome.stderr_tail),
+        ):
+            if tail:
+                contents.append((LOG, name, tail.encode(), "text/plain"))
+        return [
+            _StoredFile(kind, name, self.blobs.put(data), len(data), media)
+            for kind, name, data, media in contents
+        ]

@@ -1,0 +1,162 @@
+"""The execution engine of ``agents-server``: what runs executions, chosen by the database.
+
+* SQLite (the default): the ``executions`` table is the queue;
+  :class:`~handlers.agents.worker.QueuePool` runs ``AGENTS_WORKER_CONCURRENCY`` executions at
+  once in the server.
+* PostgreSQL: a procrastinate job per execution, run by any number of ``agents-worker``
+  processes and by a procrastinate worker in the server (unless
+  ``AGENTS_EMBEDDED_WORKER=false``).
+
+Either way the server runs a :class:`~handlers.agents.worker.StaleReaper` and answers
+``wait_for_completion`` from :class:`~handlers.agents.execution.dispatch.CompletionNotices` (fed by
+LISTEN/NOTIFY on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from functools import partial
+from typing import Any
+
+from generated.agents.models import CancelOutcome
+from handlers.agents.execution.dispatch import (
+    DISPATCH_ERRORS,
+    CompletionNotices,
+    Dispatcher,
+    JobDispatcher,
+    PostgresListener,
+    QueueDispatcher,
+    wait_until_ended,
+)
+from handlers.agents.execution.jobs import ExecutionJobs
+from handlers.agents.execution.pool import QueuePool, run_leased, worker_name
+from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, ensure_schema
+from handlers.agents.execution.reaper import StaleReaper
+from handlers.agents.runner import Sandbox
+from handlers.agents.settings import Settings
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.database import Database
+
+__all__ = ["ExecutionEngine"]
+
+log = logging.getLogger("agents.engine")
+
+
+class ExecutionEngine:
+    """Dispatching, running (when embedded), reaping, and waiting for executions."""
+
+    def __init__(
+        self, settings: Settings, database: Database, blobs: BlobStore, sandbox: Sandbox
+    ) -> None:
+        self.settings = settings
+        self.database = database
+        self.notices = CompletionNotices()
+        self.name = worker_name()
+        self.job = ExecutionJobs(
+            database,
+            blobs,
+            settings,
+            on_end=self.notices.notify,
+            worker_id=self.name,
+            sandbox=sandbox,
+        )
+        self._pool: QueuePool | None = None
+        self._queue: ProcrastinateQueue | None = None
+        self.dispatcher: Dispatcher
+        if database.dialect == "postgresql":
+            run = partial(run_leased, database, self.job, name=self.name)
+            self._queue = ProcrastinateQueue(
+                database.url,
+                run if settings.embedded_worker else None,
+                pool_size=settings.worker_concurrency + 2,
+            )
+            self.dispatcher = JobDispatcher(self._queue, database)
+        else:
+            self._pool = QueuePool(database, self.job, settings.worker_concurrency, self.name)
+            self.dispatcher = QueueDispatcher(self._pool.wake)
+        self.reaper = StaleReaper(database, settings, self.dispatcher, self.notices.notify)
+
+    @property
+    def initial_status(self) -> str:
+        """The status of a new execution (``pending``, or ``created`` until its job exists)."""
+        return self.dispatcher.initial_status
+
+    async def dispatch(self, execution_ids: Sequence[str]) -> None:
+        """Hand new executions to the workers."""
+        await self.dispatcher.dispatch(execution_ids)
+
+    async def dispatch_or_leave(self, execution_id: str) -> bool:
+        """Hand ``execution_id`` to the workers; ``False`` (logged) when the database or the
+        queue is down: the execution stays queued and the reaper dispatches it later."""
+        try:
+            await self.dispatch([execution_id])
+        except DISPATCH_ERRORS as error:
+            log.warning("execution %s: dispatch failed, the reaper retries it: %s",
+                        execution_id, error)  # fmt: skip
+            return False
+        return True
+
+    async def wait(self, execution_id: str, seconds: float) -> bool:
+        """Whether ``execution_id`` ended within ``seconds``."""
+        return await wait_until_ended(self.database, self.notices, execution_id, seconds)
+
+    def cancel_requested(self, execution_id: str) -> None:
+        """A cancellation was recorded: stop the execution now if this process runs it."""
+        self.job.request_cancel(execution_id)
+
+    def cancelled(self, execution_id: str, outcome: CancelOutcome) -> None:
+        """A cancel request was answered with ``outcome``: wake the waiters of an execution
+        cancelled while queued, or stop one this process runs."""
+        if outcome == CancelOutcome.cancelled:
+            self.ended(execution_id)
+        elif outcome == CancelOutcome.cancellation_requested:
+            self.cancel_requested(execution_id)
+
+    def ended(self, execution_id: str) -> None:
+        """An execution ended outside a worker (cancelled while queued)."""
+        self.notices.notify(execution_id)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run the engine's background work for the duration of the block."""
+        tasks: list[asyncio.Task[None]] = []
+
+        def start(work: Coroutine[Any, Any, None], name: str) -> None:
+            task = asyncio.create_task(work, name=name)
+            task.add_done_callback(_report_crash)
+            tasks.append(task)
+
+        if self._queue is not None:
+            await asyncio.to_thread(ensure_schema, self.database.url)
+            await self._queue.open()
+            start(PostgresListener(self.database.url, self.notices).listen(), "listener")
+            if self.settings.embedded_worker:
+                start(
+                    self._queue.work(
+                        concurrency=self.settings.worker_concurrency,
+                        name=self.name,
+                        install_signal_handlers=False,
+                    ),
+                    "worker",
+                )
+        elif self._pool is not None and self.settings.embedded_worker:
+            start(self._pool.run(), "worker")
+        elif self._pool is not None:
+            log.warning("AGENTS_EMBEDDED_WORKER=false with SQLite: executions stay queued")
+        start(self.reaper.run(), "reaper")
+        try:
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self._queue is not None:
+                await self._queue.close()
+
+
+def _report_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("engine task %s stopped: %r", task.get_name(), task.exception())

@@ -1,1 +1,0 @@
-"""Alembic migrations of the agents database (see ``handlers.agents.migrate``)."""

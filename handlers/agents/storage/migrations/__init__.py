@@ -1,0 +1,1 @@
+"""Alembic migrations of the agents database (see ``handlers.agents.storage.migrate``)."""

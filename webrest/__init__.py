@@ -32,7 +32,8 @@ from webrest.declarations import (
     RouteDeclaration,
     annotate,
 )
-from webrest.errors import BadRequest, ErrorDetail, ErrorRenderer, HttpError, default_error_renderer
+from webrest.error_rendering import ErrorRenderer, default_error_renderer
+from webrest.errors import BadRequest, ErrorDetail, HttpError
 from webrest.formats import Formats, JsonReader, JsonWriter, Reader, Writer, default_formats
 from webrest.interception import Filter, FilterChain, Interceptor, Invocation, Target
 from webrest.multipart import Multipart, Part

@@ -11,7 +11,8 @@ from typing import Any
 from webrest.asynchronous import Async
 from webrest.binding import MethodPlan, plan_method
 from webrest.declarations import RouteDeclaration, annotations_of, resource_prefix, routes_of
-from webrest.errors import ErrorRenderer, HttpError, default_error_renderer, with_error_headers
+from webrest.error_rendering import ErrorRenderer, default_error_renderer, with_error_headers
+from webrest.errors import HttpError
 from webrest.formats import Formats, Reader, Writer, default_formats
 from webrest.interception import Interceptor, Invocation, Target
 from webrest.negotiation import negotiate

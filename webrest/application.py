@@ -19,10 +19,12 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from webrest.api import RestApi
-from webrest.errors import ErrorRenderer, HttpError, default_error_renderer, with_error_headers
+from webrest.error_rendering import ErrorRenderer, default_error_renderer, with_error_headers
+from webrest.errors import HttpError
 from webrest.formats import default_formats
 from webrest.interception import Filter, FilterChain
 from webrest.negotiation import negotiate
+from webrest.openapi import generate_openapi
 from webrest.request import Request
 from webrest.response import Response
 from webrest.transmission import Rendered, render
@@ -96,8 +98,6 @@ class Application:
         """The OpenAPI document: the one given, or one generated from every mounted API."""
         if self._document is not None:
             return dict(self._document)
-        from webrest.openapi import generate_openapi
-
         return generate_openapi(self)
 
     # -- ASGI ----------------------------------------------------------------------------------

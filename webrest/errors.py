@@ -1,30 +1,23 @@
-"""HTTP errors raised while routing, binding and invoking, and how they are rendered.
+"""HTTP errors raised while routing, binding and invoking.
 
 Every failure webrest detects itself is an :class:`HttpError`. Binding failures carry one
 :class:`ErrorDetail` per invalid input, in the same shape as pydantic's errors, so an error
 renderer can produce any API's error body (FastAPI-style ``detail[]``, a problem document, ...).
+How they are rendered is :mod:`webrest.error_rendering`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
 
 from pydantic import ValidationError
-
-if TYPE_CHECKING:
-    from webrest.request import Request
-    from webrest.response import Response
 
 __all__ = [
     "BadRequest",
     "ErrorDetail",
-    "ErrorRenderer",
     "HttpError",
-    "default_error_renderer",
     "validation_details",
-    "with_error_headers",
 ]
 
 Loc = tuple[str | int, ...]
@@ -76,26 +69,3 @@ class BadRequest(HttpError):
 
     def __init__(self, message: str, details: Sequence[ErrorDetail] = ()) -> None:
         super().__init__(400, message, tuple(details))
-
-
-class ErrorRenderer(Protocol):
-    """Turns an error into the response the client sees (written in the negotiated format).
-
-    The error's own headers (``Allow`` of a 405, ...) are added to whatever it returns.
-    """
-
-    def __call__(self, error: HttpError, request: Request) -> Response: ...
-
-
-def default_error_renderer(error: HttpError, request: Request) -> Response:
-    """``{"status": code, "message": text}``, the upstream library's error body."""
-    from webrest.response import Response
-
-    return Response.error(error.status, error.message)
-
-
-def with_error_headers(response: Response, error: HttpError) -> Response:
-    """``response`` carrying the error's headers (they win over the renderer's own)."""
-    for name, value in error.headers.items():
-        response.header(name, value)
-    return response

@@ -21,7 +21,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import Any, Literal, Protocol, get_args, get_origin
 
 from pydantic import TypeAdapter
 from pydantic.errors import PydanticUserError
@@ -31,16 +31,14 @@ from webrest.api import Endpoint, RestApi
 from webrest.asynchronous import Async
 from webrest.binding import MISSING, Kind, ParameterPlan
 from webrest.conversions import Conversion, SeparatedBy
-from webrest.errors import HttpError, default_error_renderer
+from webrest.error_rendering import default_error_renderer
+from webrest.errors import HttpError
 from webrest.formats import FormReader, OctetStreamReader
 from webrest.negotiation import parse_media_type
 from webrest.response import Response
 from webrest.sources import Matrix, Source
 
-if TYPE_CHECKING:
-    from webrest.application import Application
-
-__all__ = ["generate_openapi"]
+__all__ = ["MountedApis", "generate_openapi"]
 
 Mode = Literal["validation", "serialization"]
 Schema = dict[str, Any]
@@ -58,7 +56,21 @@ _PARAMETER_KINDS = {Kind.PATH: "path", Kind.QUERY: "query", Kind.HEADER: "header
 _DELIMITED = {",": ("form", False), "|": ("pipeDelimited", False), " ": ("spaceDelimited", False)}
 
 
-def generate_openapi(app: Application) -> dict[str, Any]:
+class MountedApis(Protocol):
+    """What the document is generated from: the APIs by mount prefix, and the document's
+    title and version (an :class:`~webrest.application.Application` is one)."""
+
+    @property
+    def mounts(self) -> Sequence[tuple[str, RestApi]]: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+
+def generate_openapi(app: MountedApis) -> dict[str, Any]:
     """The OpenAPI 3.1 document of every route of every API mounted on ``app``.
 
     The output is deterministic: paths, methods, responses and component schemas are sorted,

@@ -13,15 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring as _json_string
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from google.protobuf import json_format
 
 from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-
-if TYPE_CHECKING:
-    from handlers.ratelimit.matching import MatchedLimit
 
 _UINT32 = (1 << 32) - 1
 _UINT64 = (1 << 64) - 1
@@ -218,11 +215,31 @@ def _dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+class JsonLimit(Protocol):
+    """What :func:`decision_json` reads of a status's limit (a
+    :class:`~handlers.ratelimit.matching.MatchedLimit`, which keeps its ``current_limit``
+    written by :func:`current_limit_json`)."""
+
+    @property
+    def divider(self) -> int:
+        """The limit's window in seconds."""
+        ...
+
+    @property
+    def current_json(self) -> str:
+        """The status's ``"currentLimit":{...}`` member."""
+        ...
+
+    def seconds_until_reset(self, now: int) -> int:
+        """Whole seconds from ``now`` to the end of the limit's window."""
+        ...
+
+
 def decision_json(
     overall_code: int,
     codes: Sequence[int],
     remaining: Sequence[int],
-    limits: Sequence[MatchedLimit | None],
+    limits: Sequence[JsonLimit | None],
     now: int,
 ) -> bytes:
     """:func:`response_json` of :func:`~handlers.ratelimit.limiter.response_message` of the

@@ -11,12 +11,9 @@ kind of status.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-
-if TYPE_CHECKING:
-    from handlers.ratelimit.matching import MatchedLimit
 
 _UINT64 = (1 << 64) - 1
 
@@ -51,6 +48,22 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
+class WireLimit(Protocol):
+    """What :func:`decision_wire` reads of a status's limit (a
+    :class:`~handlers.ratelimit.matching.MatchedLimit`, which keeps its ``current_limit``
+    written by :func:`current_limit_wire`)."""
+
+    @property
+    def divider(self) -> int:
+        """The limit's window in seconds."""
+        ...
+
+    @property
+    def current_wire(self) -> bytes:
+        """The status's ``current_limit`` field, tag and length included."""
+        ...
+
+
 def current_limit_wire(limit: rls_pb2.RateLimitResponse.RateLimit) -> bytes:
     """A status's ``current_limit`` field (tag, length and the message)."""
     body = limit.SerializeToString(deterministic=True)
@@ -61,7 +74,7 @@ def decision_wire(
     overall_code: int,
     codes: Sequence[int],
     remaining: Sequence[int],
-    limits: Sequence[MatchedLimit | None],
+    limits: Sequence[WireLimit | None],
     now: int,
 ) -> bytes:
     """``response_message(overall_code, codes, remaining, limits, now).SerializeToString()``,

@@ -53,9 +53,11 @@ mock: install
 	@echo "mock of $(SPEC): http://$(HOST):$(MOCK_PORT)/ui/ (Swagger UI), examples served for every operation"
 	$(PY) -m codegen.mock $(SPEC) --host $(HOST) --port $(MOCK_PORT)
 
+# ruff, and the import contracts of .importlinter (no cycles, layers, independent services)
 lint: install
 	$(VENV)/bin/ruff check webrest codegen handlers examples bench tests
 	$(VENV)/bin/ruff format --check webrest codegen handlers examples bench tests
+	$(VENV)/bin/lint-imports --no-cache
 
 format: install
 	$(VENV)/bin/ruff format webrest codegen handlers examples bench tests
@@ -100,4 +102,4 @@ bench-workflows: $(BENCH_STAMP) sandbox
 	$(PY) -m bench.workflows $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .schemathesis .hypothesis .grimp_cache .import_linter_cache

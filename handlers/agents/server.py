@@ -36,11 +36,11 @@ from handlers.agents.domain.files import AgentFiles
 from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
 from handlers.agents.execution.engine import ExecutionEngine
 from handlers.agents.runner import Sandbox, Unsandboxed
-from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
+from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.migrate import open_database
-from handlers.common.logs import configure_logging
+from handlers.common.entry import run_service
 from handlers.startup_heap import freeze_startup_heap
 from webrest import Application
 
@@ -173,12 +173,10 @@ class AgentsServer:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``agents-server``: settings come from the environment."""
     del argv
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        print(f"agents-server: {error}", file=sys.stderr)
-        return 2
-    configure_logging(settings.log_level)
+    return run_service(Settings, _serve, program="agents-server")
+
+
+def _serve(settings: Settings) -> int:
     try:
         server = AgentsServer(settings)
     except SandboxUnavailable as error:

@@ -20,10 +20,10 @@ from handlers.agents.execution.jobs import ExecutionJobs
 from handlers.agents.execution.pool import run_leased, worker_name
 from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, ensure_schema
 from handlers.agents.execution.reaper import StaleReaper
-from handlers.agents.settings import Settings, SettingsError
+from handlers.agents.settings import Settings
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.migrate import open_database
-from handlers.common.logs import configure_logging
+from handlers.common.entry import run_service
 
 __all__ = ["main", "serve_worker"]
 
@@ -74,11 +74,10 @@ async def serve_worker(settings: Settings) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``agents-worker``: settings come from the environment."""
     del argv
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        print(f"agents-worker: {error}", file=sys.stderr)
-        return 2
+    return run_service(Settings, _serve, program="agents-worker")
+
+
+def _serve(settings: Settings) -> int:
     if settings.database_url is None or not settings.database_url.startswith("postgresql"):
         print(
             "agents-worker: set AGENTS_DATABASE_URL=postgresql://…; with the embedded SQLite "
@@ -86,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    configure_logging(settings.log_level)
     try:
         asyncio.run(serve_worker(settings))
     except SandboxUnavailable as error:

@@ -27,12 +27,14 @@ from collections.abc import AsyncIterator
 import uvicorn
 
 from generated.rag.routes import create_app
+from handlers.common.entry import run_service
+from handlers.common.settings import SettingsError
 from handlers.rag.components import Components
 from handlers.rag.generation.base import Generator
 from handlers.rag.http import RagHttpHandlers
 from handlers.rag.ingest.base import Embedder
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
-from handlers.rag.settings import Settings, SettingsError
+from handlers.rag.settings import Settings
 from handlers.rag.stores.base import VectorStore
 from handlers.startup_heap import freeze_startup_heap
 from webrest.application import Application
@@ -231,33 +233,23 @@ async def serve(settings: Settings) -> int:
     return 2 if server.fatal is not None else 0
 
 
-def configure_logging(level: str) -> None:
-    """One line per event on standard error; startup lines are shown at any level."""
-    logging.basicConfig(
-        level=getattr(logging, level),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-        force=True,
-    )
-    logging.getLogger("rag.startup").setLevel(min(logging.INFO, getattr(logging, level)))
-    if level != "DEBUG":  # uvicorn's own startup chatter; ours says where it listens
+def run(settings: Settings) -> int:
+    """The server on ``settings`` (logging is set up): its exit status."""
+    if settings.log_level != "DEBUG":  # uvicorn's own startup chatter; ours says where it listens
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``rag-server``: settings come from the environment."""
-    del argv
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        print(f"rag-server: {error}", file=sys.stderr)
-        return 2
-    configure_logging(settings.log_level)
     try:
         return asyncio.run(serve(settings))
     except OSError as error:  # the port is taken, the data directory cannot be created
         log.error("cannot start: %s", error)
         return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``rag-server``: settings come from the environment (an invalid one: a
+    message naming it and status 2), logging as ``LOG_LEVEL`` and ``LOG_FORMAT`` say (the
+    listener line is shown at any level)."""
+    del argv
+    return run_service(Settings, run)
 
 
 if __name__ == "__main__":

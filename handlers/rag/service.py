@@ -24,6 +24,7 @@ from typing import BinaryIO
 import anyio.to_thread
 from transformers import PreTrainedTokenizerBase
 
+from handlers.common.settings import SettingsError
 from handlers.rag.components import Components, ComponentState
 from handlers.rag.documents import Chunk, DocumentRecord, SearchHit, content_hash
 from handlers.rag.generation.base import Finish, Generator
@@ -36,7 +37,6 @@ from handlers.rag.generation.prompt import (
 from handlers.rag.ingest.base import Embedder, ExtractionError
 from handlers.rag.ingest.chunking import chunk_pages, max_chunk_tokens
 from handlers.rag.ingest.extract import extract_document
-from handlers.rag.settings import SettingsError
 
 __all__ = ["Answer", "RagService", "ServiceOptions", "UploadRejected", "UploadTooLarge"]
 

@@ -1,136 +1,258 @@
 """Every setting of the rag service, read from the environment with its default.
 
-An invalid value raises :class:`SettingsError` naming the setting and what it accepts; the
-server stops on it with exit status 2. The README's table documents each setting.
+:class:`Settings` is the service's :class:`~handlers.common.settings.ServiceSettings`: one field
+per variable (its ``validation_alias``), its meaning as the field's ``description``, as in the
+README's table. An invalid value raises the common ``SettingsError`` naming the variable and
+what it accepts; the server stops on it with exit status 2. As before the common model, a value
+is read without its surrounding whitespace, and a blank one counts as unset.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+
+from handlers.common.settings import ServiceSettings
 from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
 
-T = TypeVar("T")
+__all__ = ["DEFAULT_CHUNK_OVERLAP_TOKENS", "MIN_CHUNK_TOKENS", "Settings"]
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 MIN_CHUNK_TOKENS = 16
+DEFAULT_CHUNK_OVERLAP_TOKENS = 40
+"""RAG_CHUNK_OVERLAP_TOKENS when unset, or less than half RAG_CHUNK_TOKENS where that is less."""
 
 
-class SettingsError(ValueError):
-    """A setting has a value the service cannot use."""
+def _integer(minimum: int = 0, maximum: int | None = None) -> Callable[[object], object]:
+    """A parser of base-10 integers from ``minimum`` to ``maximum`` (inclusive)."""
+
+    def parse(value: object) -> object:
+        return _bounded_integer(value, minimum, maximum)
+
+    return parse
 
 
-class Environment:
-    """Typed reads of settings from a mapping (``os.environ`` by default).
-
-    An unset or empty variable gives the default.
-    """
-
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self._env = os.environ if env is None else env
-
-    def get(self, name: str, default: T, parse: Callable[[str], T]) -> T:
-        text = self._env.get(name, "")
-        if text.strip() == "":
-            return default
+def _bounded_integer(value: object, minimum: int, maximum: int | None) -> object:
+    upper = "" if maximum is None else f" and at most {maximum}"
+    expected = f"expected an integer of at least {minimum}{upper}"
+    if isinstance(value, str):
         try:
-            return parse(text.strip())
-        except ValueError as error:
-            raise SettingsError(f"{name}={text!r} is invalid: expected {error}") from None
-
-    def string(self, name: str, default: str = "") -> str:
-        return self.get(name, default, str)
-
-    def integer(self, name: str, default: int, minimum: int = 0, maximum: int | None = None) -> int:
-        def parse(text: str) -> int:
-            upper = "" if maximum is None else f" and at most {maximum}"
-            expected = f"an integer of at least {minimum}{upper}"
-            try:
-                value = int(text, 10)
-            except ValueError:
-                raise ValueError(expected) from None
-            if value < minimum or (maximum is not None and value > maximum):
-                raise ValueError(expected)
-            return value
-
-        return self.get(name, default, parse)
-
-    def optional_integer(self, name: str, minimum: int = 1) -> int | None:
-        value = self.integer(name, -1, minimum=minimum)
-        return None if value == -1 else value
-
-    def seconds(self, name: str, default: float) -> float:
-        def parse(text: str) -> float:
-            try:
-                value = float(text)
-            except ValueError:
-                value = -1.0
-            if not 0 <= value < float("inf"):
-                raise ValueError("a number of seconds (0 or more)")
-            return value
-
-        return self.get(name, default, parse)
-
-    def url(self, name: str) -> str:
-        def parse(text: str) -> str:
-            parts = urlsplit(text)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ValueError("an http:// or https:// URL")
-            return text.rstrip("/")
-
-        return self.get(name, "", parse)
-
-    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
-        """One of ``choices``, compared case-insensitively; returned in the choices' spelling."""
-
-        def parse(text: str) -> str:
-            for choice in choices:
-                if text.lower() == choice.lower():
-                    return choice
-            raise ValueError("one of " + ", ".join(choices))
-
-        return self.get(name, default, parse)
+            number = int(value.strip(), 10)
+        except ValueError:
+            raise ValueError(expected) from None
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        return value  # None (an optional setting's default) or a type pydantic refuses
+    if number < minimum or (maximum is not None and number > maximum):
+        raise ValueError(expected)
+    return number
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """The service's settings (see the README's table for each one's meaning)."""
+def _seconds(value: object) -> object:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return value
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError("expected a number of seconds (0 or more)")
+    return seconds
 
-    host: str = "127.0.0.1"
-    port: int = 8000
-    data_dir: Path = Path(".data/rag")
-    log_level: str = "INFO"
+
+def _url(value: object) -> object:
+    """An http:// or https:// URL, without trailing slashes."""
+    if not isinstance(value, str) or value == "":
+        return value
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("expected an http:// or https:// URL")
+    return value.strip().rstrip("/")
+
+
+def _directory(value: object) -> object:
+    return Path(value.strip()).expanduser() if isinstance(value, str) else value
+
+
+def _embedding_runtime(value: object) -> object:
+    """One of :data:`EMBEDDING_RUNTIMES`, in any case."""
+    if not isinstance(value, str):
+        return value
+    for runtime in EMBEDDING_RUNTIMES:
+        if value.strip().lower() == runtime:
+            return runtime
+    raise ValueError("expected one of " + ", ".join(EMBEDDING_RUNTIMES))
+
+
+def _collection_name(value: object) -> object:
+    if isinstance(value, str) and not (value[:1].isalpha() and value.replace("_", "").isalnum()):
+        raise ValueError(
+            "expected a name of letters, digits and underscores that starts with a letter"
+        )
+    return value
+
+
+Port = Annotated[int, BeforeValidator(_integer(0, 65535))]
+Url = Annotated[str, BeforeValidator(_url)]
+
+
+def _overlap_default(data: dict[str, Any]) -> int:
+    chunk_tokens: int = data.get("chunk_tokens", 200)  # the default when it is invalid
+    return min(DEFAULT_CHUNK_OVERLAP_TOKENS, (chunk_tokens - 1) // 2)
+
+
+class Settings(ServiceSettings):
+    """The service's settings (the README's table says what each one means)."""
+
+    program: ClassVar[str] = "rag-server"
+    always_logged: ClassVar[tuple[str, ...]] = ("rag.startup",)
+
+    host: str = Field(
+        "127.0.0.1", validation_alias="RAG_HOST", description="address the HTTP listener binds"
+    )
+    port: Port = Field(
+        8000,
+        validation_alias="RAG_PORT",
+        description="port of the HTTP listener (`0`: any free port, shown in the startup line)",
+    )
+    data_dir: Annotated[Path, BeforeValidator(_directory)] = Field(
+        Path(".data/rag"),
+        validation_alias="RAG_DATA_DIR",
+        description="LanceDB tables (`lancedb/`), upload spool (`uploads/`), converted models "
+        "(`models/`: the generator's dequantised GGUF, the embedding network exported to ONNX)",
+    )
     # models
-    embedding_model: str = "all-MiniLM-L6-v2"
-    embed_batch_size: int = 32
-    embedding_runtime: EmbeddingRuntime = "auto"
-    llm_model: str = "SmolLM2-135M-Instruct"
-    llm_url: str = ""
-    """Unset: the local model RAG_LLM_MODEL; set: an OpenAI-compatible endpoint."""
-    llm_api_key: str = ""
-    llm_name: str = ""
-    """Model name sent to the endpoint; empty means RAG_LLM_MODEL's value."""
-    llm_context_window: int | None = None
-    """Tokens of prompt and answer together; None: the local model's own (8192 for an endpoint)."""
-    generation_concurrency: int = 1
-    torch_threads: int | None = None
+    embedding_model: str = Field(
+        "all-MiniLM-L6-v2",
+        validation_alias="RAG_EMBEDDING_MODEL",
+        description="`all-MiniLM-L6-v2` (bundled) or the path of a local transformers model "
+        "directory",
+    )
+    embed_batch_size: Annotated[int, BeforeValidator(_integer(1, 4096))] = Field(
+        32,
+        validation_alias="RAG_EMBED_BATCH_SIZE",
+        description="texts per forward pass of the embedder (1 to 4096)",
+    )
+    embedding_runtime: Annotated[EmbeddingRuntime, BeforeValidator(_embedding_runtime)] = Field(
+        "auto",
+        validation_alias="RAG_EMBEDDING_RUNTIME",
+        description="what runs the embedding network: `onnxruntime` (exported from the "
+        "transformers model at the first start, cached in `models/`), `torch` (the transformers "
+        "model itself) or `auto` (ONNX Runtime, or torch with a warning for a model that cannot "
+        "be exported)",
+    )
+    llm_model: str = Field(
+        "SmolLM2-135M-Instruct",
+        validation_alias="RAG_LLM_MODEL",
+        description="local generator: `SmolLM2-135M-Instruct` (bundled), a `.gguf` file or a "
+        "transformers model directory",
+    )
+    llm_url: Url = Field(
+        "",
+        validation_alias="RAG_LLM_URL",
+        description="set: answers come from this OpenAI-compatible endpoint "
+        "(`/v1/chat/completions`, streamed) instead of a local model; `http://` or `https://`",
+    )
+    llm_api_key: str = Field(
+        "", validation_alias="RAG_LLM_API_KEY", description="bearer key for `RAG_LLM_URL`"
+    )
+    llm_name: str = Field(
+        "",
+        validation_alias="RAG_LLM_NAME",
+        description="model name sent to the endpoint",
+        json_schema_extra={"default_text": "`RAG_LLM_MODEL`'s value"},
+    )
+    llm_context_window: Annotated[int | None, BeforeValidator(_integer(256))] = Field(
+        None,
+        validation_alias="RAG_LLM_CONTEXT_WINDOW",
+        description="tokens of prompt and answer together (at least 256); caps a local model's "
+        "own window",
+        json_schema_extra={"default_text": "the model's own (`8192` for an endpoint)"},
+    )
+    generation_concurrency: Annotated[int, BeforeValidator(_integer(1, 64))] = Field(
+        1,
+        validation_alias="RAG_GENERATION_CONCURRENCY",
+        description="answers a local model generates at once (1 to 64); others wait their turn",
+    )
+    torch_threads: Annotated[int | None, BeforeValidator(_integer(1))] = Field(
+        None,
+        validation_alias="RAG_TORCH_THREADS",
+        description="CPU threads of the local models (torch's, and ONNX Runtime's for the "
+        "embedder)",
+        json_schema_extra={"default_text": "one per core"},
+    )
     # ingestion and retrieval
-    chunk_tokens: int = 200
-    chunk_overlap_tokens: int = 40
-    max_upload_bytes: int = 52_428_800
-    retrieval_top_k: int = 8
-    ready_timeout: float = 120.0
+    chunk_tokens: Annotated[int, BeforeValidator(_integer(MIN_CHUNK_TOKENS))] = Field(
+        200,
+        validation_alias="RAG_CHUNK_TOKENS",
+        description="chunk size in embedding-model tokens (at least 16; at most the model's "
+        "window less its special tokens)",
+    )
+    chunk_overlap_tokens: int = Field(
+        default_factory=_overlap_default,
+        validation_alias="RAG_CHUNK_OVERLAP_TOKENS",
+        description="tokens shared by consecutive chunks (less than half the chunk size)",
+        json_schema_extra={"default_text": "`40` (less than half `RAG_CHUNK_TOKENS`)"},
+    )
+    max_upload_bytes: Annotated[int, BeforeValidator(_integer(1))] = Field(
+        52_428_800,
+        validation_alias="RAG_MAX_UPLOAD_BYTES",
+        description="largest file `/uploadDocument` accepts",
+    )
+    retrieval_top_k: Annotated[int, BeforeValidator(_integer(1, 100))] = Field(
+        8,
+        validation_alias="RAG_RETRIEVAL_TOP_K",
+        description="chunks retrieved for a grounded answer (1 to 100)",
+    )
+    ready_timeout: Annotated[float, BeforeValidator(_seconds)] = Field(
+        120.0,
+        validation_alias="RAG_READY_TIMEOUT",
+        description="seconds a request waits for a component that is still loading",
+    )
     # vector store
-    index_threshold: int = 5_000  # LanceDbStore's INDEX_THRESHOLD (its docstring says why)
-    weaviate_url: str = ""
-    weaviate_grpc_port: int = 50051
-    weaviate_api_key: str = ""
-    collection: str = "Documents"
+    index_threshold: Annotated[int, BeforeValidator(_integer(1))] = Field(
+        5_000,  # LanceDbStore's INDEX_THRESHOLD (its docstring says why)
+        validation_alias="RAG_INDEX_THRESHOLD",
+        description="LanceDB: chunks from which an ANN vector index (IVF_SQ, re-ranked on the "
+        "stored vectors) is built; exact search below",
+    )
+    weaviate_url: Url = Field(
+        "",
+        validation_alias="WEAVIATE_URL",
+        description="set: chunks are stored in this Weaviate server instead of LanceDB",
+    )
+    weaviate_grpc_port: Annotated[int, BeforeValidator(_integer(1, 65535))] = Field(
+        50051, validation_alias="WEAVIATE_GRPC_PORT", description="Weaviate's gRPC port"
+    )
+    weaviate_api_key: str = Field(
+        "", validation_alias="WEAVIATE_API_KEY", description="Weaviate API key"
+    )
+    collection: Annotated[str, BeforeValidator(_collection_name)] = Field(
+        "Documents", validation_alias="RAG_COLLECTION", description="Weaviate collection name"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_unset(cls, data: Any) -> Any:
+        """Values without their surrounding whitespace; a blank value counts as unset."""
+        if not isinstance(data, dict):
+            return data
+        return {
+            name: value.strip() if isinstance(value, str) else value
+            for name, value in data.items()
+            if not (isinstance(value, str) and value.strip() == "")
+        }
+
+    @field_validator("chunk_overlap_tokens", mode="before")
+    @classmethod
+    def _overlap_under_half_a_chunk(cls, value: object, info: ValidationInfo) -> object:
+        chunk_tokens = info.data.get("chunk_tokens")
+        maximum = None if chunk_tokens is None else (chunk_tokens - 1) // 2
+        return _bounded_integer(value, 0, maximum)
 
     @property
     def llm_endpoint_model(self) -> str:
@@ -140,55 +262,3 @@ class Settings:
     @property
     def store_kind(self) -> str:
         return "weaviate" if self.weaviate_url else "lancedb"
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        e = Environment(env)
-        d = cls()
-        chunk_tokens = e.integer("RAG_CHUNK_TOKENS", d.chunk_tokens, minimum=MIN_CHUNK_TOKENS)
-        overlap = e.integer(
-            "RAG_CHUNK_OVERLAP_TOKENS",
-            min(d.chunk_overlap_tokens, (chunk_tokens - 1) // 2),
-            maximum=(chunk_tokens - 1) // 2,
-        )
-        collection = e.string("RAG_COLLECTION", d.collection)
-        if not (collection[:1].isalpha() and collection.replace("_", "").isalnum()):
-            raise SettingsError(
-                f"RAG_COLLECTION={collection!r} is invalid: expected a name of letters, digits "
-                "and underscores that starts with a letter"
-            )
-        return cls(
-            host=e.string("RAG_HOST", d.host),
-            port=e.integer("RAG_PORT", d.port, maximum=65535),
-            data_dir=Path(e.string("RAG_DATA_DIR", str(d.data_dir))).expanduser(),
-            log_level=e.choice("LOG_LEVEL", d.log_level, LOG_LEVELS),
-            embedding_model=e.string("RAG_EMBEDDING_MODEL", d.embedding_model),
-            embed_batch_size=e.integer(
-                "RAG_EMBED_BATCH_SIZE", d.embed_batch_size, minimum=1, maximum=4096
-            ),
-            embedding_runtime=cast(
-                EmbeddingRuntime,
-                e.choice("RAG_EMBEDDING_RUNTIME", d.embedding_runtime, EMBEDDING_RUNTIMES),
-            ),
-            llm_model=e.string("RAG_LLM_MODEL", d.llm_model),
-            llm_url=e.url("RAG_LLM_URL"),
-            llm_api_key=e.string("RAG_LLM_API_KEY"),
-            llm_name=e.string("RAG_LLM_NAME"),
-            llm_context_window=e.optional_integer("RAG_LLM_CONTEXT_WINDOW", minimum=256),
-            generation_concurrency=e.integer(
-                "RAG_GENERATION_CONCURRENCY", d.generation_concurrency, minimum=1, maximum=64
-            ),
-            torch_threads=e.optional_integer("RAG_TORCH_THREADS", minimum=1),
-            chunk_tokens=chunk_tokens,
-            chunk_overlap_tokens=overlap,
-            max_upload_bytes=e.integer("RAG_MAX_UPLOAD_BYTES", d.max_upload_bytes, minimum=1),
-            retrieval_top_k=e.integer("RAG_RETRIEVAL_TOP_K", d.retrieval_top_k, 1, 100),
-            ready_timeout=e.seconds("RAG_READY_TIMEOUT", d.ready_timeout),
-            index_threshold=e.integer("RAG_INDEX_THRESHOLD", d.index_threshold, minimum=1),
-            weaviate_url=e.url("WEAVIATE_URL"),
-            weaviate_grpc_port=e.integer(
-                "WEAVIATE_GRPC_PORT", d.weaviate_grpc_port, minimum=1, maximum=65535
-            ),
-            weaviate_api_key=e.string("WEAVIATE_API_KEY"),
-            collection=collection,
-        )

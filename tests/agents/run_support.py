@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import secrets
 import signal
@@ -100,7 +99,7 @@ class TunedStorage(Storage):
     overrides: dict[str, Any] = field(default_factory=dict)
 
     def settings(self) -> Any:
-        return dataclasses.replace(super().settings(), **self.overrides)
+        return super().settings().model_copy(update=self.overrides)
 
 
 @contextmanager

@@ -104,8 +104,13 @@ def test_settings_from_the_environment() -> None:
             "LOG_LEVEL": "debug",
         }
     )
-    assert custom == Settings("0.0.0.0", 9000, Path("/srv/agents"), "postgresql://u@db/agents",
-                              "DEBUG")  # fmt: skip
+    assert custom == Settings(
+        host="0.0.0.0",
+        port=9000,
+        data_dir=Path("/srv/agents"),
+        database_url="postgresql://u@db/agents",
+        log_level="DEBUG",
+    )
     assert custom.effective_database_url == "postgresql://u@db/agents"
     assert custom.blob_dir == Path("/srv/agents/blobs")
 

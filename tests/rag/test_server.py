@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from handlers.common.settings import SettingsError
 from handlers.rag.server import main, serve
-from handlers.rag.settings import Settings, SettingsError
+from handlers.rag.settings import Settings
 from handlers.rag.stores.lancedb_store import INDEX_THRESHOLD
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +69,42 @@ def test_values_are_read() -> None:
     assert settings.log_level == "DEBUG"
 
 
+def test_the_log_settings_are_the_common_ones() -> None:
+    settings = Settings.from_env({"LOG_LEVEL": "WARN", "LOG_FORMAT": "json"})
+    assert (settings.log_level, settings.log_format) == ("WARNING", "json")
+    assert Settings.from_env({"LOG_LEVEL": "trace"}).log_level == "DEBUG"
+    assert Settings.from_env({}).log_format == "plain"
+
+
+def test_values_are_read_without_surrounding_blanks_and_a_blank_one_is_unset() -> None:
+    settings = Settings.from_env({"RAG_HOST": " 0.0.0.0 ", "RAG_PORT": "  ", "LOG_LEVEL": " "})
+    assert (settings.host, settings.port, settings.log_level) == ("0.0.0.0", 8000, "INFO")
+
+
+@pytest.mark.parametrize(
+    ("chunk_tokens", "overlap"), [("200", 40), ("81", 40), ("80", 39), ("16", 7)]
+)
+def test_the_overlap_default_stays_under_half_a_chunk(chunk_tokens: str, overlap: int) -> None:
+    assert Settings.from_env({"RAG_CHUNK_TOKENS": chunk_tokens}).chunk_overlap_tokens == overlap
+
+
+def test_every_setting_has_its_variable_a_description_and_a_row_in_the_readme() -> None:
+    readme = (REPO_ROOT / "handlers" / "rag" / "README.md").read_text()
+    table = readme.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        name
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split(" | ")[0])
+    }
+    variables: set[str] = set()
+    for field, info in Settings.model_fields.items():
+        assert info.description, field
+        (variable,) = Settings.variable_names(field)
+        variables.add(variable)
+    assert documented == variables
+
+
 INTEGER = "expected an integer of at least"
 
 
@@ -75,6 +113,10 @@ INTEGER = "expected an integer of at least"
     [
         ({"RAG_PORT": "http"}, f"RAG_PORT='http' is invalid: {INTEGER} 0 and at most 65535"),
         ({"RAG_CHUNK_TOKENS": "8"}, f"RAG_CHUNK_TOKENS='8' is invalid: {INTEGER} 16"),
+        (
+            {"RAG_CHUNK_TOKENS": "x", "RAG_CHUNK_OVERLAP_TOKENS": "50"},
+            f"RAG_CHUNK_TOKENS='x' is invalid: {INTEGER} 16",
+        ),
         (
             {"RAG_CHUNK_TOKENS": "100", "RAG_CHUNK_OVERLAP_TOKENS": "50"},
             f"RAG_CHUNK_OVERLAP_TOKENS='50' is invalid: {INTEGER} 0 and at most 49",
@@ -96,6 +138,7 @@ INTEGER = "expected an integer of at least"
             {"LOG_LEVEL": "loud"},
             "LOG_LEVEL='loud' is invalid: expected one of DEBUG, INFO, WARNING",
         ),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT='xml' is invalid: expected one of plain, text, json"),
         ({"RAG_TORCH_THREADS": "0"}, f"RAG_TORCH_THREADS='0' is invalid: {INTEGER} 1"),
         (
             {"RAG_EMBEDDING_RUNTIME": "onnx"},
@@ -184,3 +227,65 @@ def test_the_server_process_announces_itself_serves_and_stops_on_sigterm(
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+def rag_server(env: dict[str, str]) -> subprocess.Popen[str]:
+    """``rag-server`` (its entry point, ``main``) in a child process on ``env`` over this one's,
+    its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "handlers.rag.server"],
+        cwd=REPO_ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_the_server_process_refuses_an_unknown_log_level_naming_it() -> None:
+    process = rag_server({"LOG_LEVEL": "loud"})
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2
+    assert (out, err) == (
+        "",
+        "rag-server: LOG_LEVEL='loud' is invalid: expected one of DEBUG, INFO, WARNING, ERROR "
+        "(or WARN, TRACE)\n",
+    )
+
+
+def test_the_server_process_takes_log_level_warn_and_log_format_json(
+    tmp_path: Path, stopping_model: Path
+) -> None:
+    """The listener line shows at WARN (as JSON); nothing else at INFO does, nor a plain line."""
+    process = rag_server(
+        {
+            "RAG_PORT": "0",
+            "RAG_DATA_DIR": str(tmp_path / "data"),
+            "RAG_LLM_MODEL": str(stopping_model),
+            "LOG_LEVEL": "WARN",
+            "LOG_FORMAT": "json",
+        }
+    )
+    try:
+        assert process.stderr is not None
+        lines: list[str] = []
+        while not any("rag listening on http://127.0.0.1:" in line for line in lines):
+            lines.append(process.stderr.readline())
+            assert lines[-1] or process.poll() is None, "".join(lines)
+            assert len(lines) < 500, "".join(lines)
+        process.send_signal(signal.SIGTERM)
+        _out, rest = process.communicate(timeout=120)
+        assert process.returncode == 0, "".join(lines) + rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    records = [json.loads(line) for line in [*lines, *rest.splitlines()] if line.startswith("{")]
+    assert records[0]["@message"].startswith("rag listening on http://127.0.0.1:")
+    assert records[0]["level"] == "info"
+    assert set(records[0]) == {"@message", "@timestamp", "level"}
+    assert [r["@message"] for r in records if r["level"] in ("info", "debug")][1:] == [
+        "shutting down"
+    ]
+    plain = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ", re.MULTILINE)
+    assert not plain.search("".join(lines) + rest)

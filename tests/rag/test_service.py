@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 
+from handlers.common.settings import SettingsError
 from handlers.rag.generation.base import Generator
 from handlers.rag.generation.local import LocalGenerator
 from handlers.rag.ingest.embedder import LoadedModel, TransformersEmbedder
-from handlers.rag.settings import SettingsError
 from handlers.rag.stores.base import Vectors
 from tests.rag.stack import RagStack, build_stack
 

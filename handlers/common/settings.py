@@ -151,6 +151,11 @@ class ServiceSettings(BaseSettings):
             except ValidationError as error:
                 raise SettingsError(cls.explain(error, env)) from None
 
+    def changed(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (by field name), every value validated again."""
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        return self.model_validate({**values, **changes})
+
     @classmethod
     def explain(cls, error: ValidationError, env: Mapping[str, str] | None) -> str:
         """One line about the first problem: ``NAME='value' is invalid: <what it accepts>``."""

@@ -1,79 +1,24 @@
-"""Log lines as the upstream writes them: ``time=... level=... msg=...`` (LOG_FORMAT=text)
-or one JSON object per line with ``@timestamp``, ``@message`` and ``level`` (json)."""
+"""The rate limit service's logging: the services' common set-up (``handlers.common.logs``:
+``LOG_LEVEL``, ``LOG_FORMAT`` ``text`` or ``json`` as upstream writes them, or ``plain``) with
+the start-up announcements (listeners, loaded domains, reloads) shown at any level.
+
+The ``ratelimit`` entry point sets logging up through ``handlers.common.entry.run_service``;
+:func:`configure` does the same in each worker process it spawns.
+"""
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
-import time
+from handlers.common.logs import configure_logging
 
-_LEVELS = {
-    "TRACE": logging.DEBUG,
-    "DEBUG": logging.DEBUG,
-    "INFO": logging.INFO,
-    "WARN": logging.WARNING,
-    "WARNING": logging.WARNING,
-    "ERROR": logging.ERROR,
-}
-_NAMES = {
-    logging.DEBUG: "debug",
-    logging.INFO: "info",
-    logging.WARNING: "warning",
-    logging.ERROR: "error",
-    logging.CRITICAL: "fatal",
-}
+__all__ = ["ALWAYS_SHOWN", "STARTUP_LOGGER", "configure"]
 
-
-def timestamp(created: float) -> str:
-    """RFC 3339 with nanoseconds, UTC."""
-    seconds = int(created)
-    nanos = round((created - seconds) * 1e9)
-    if nanos >= 1_000_000_000:
-        seconds, nanos = seconds + 1, nanos - 1_000_000_000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanos:09d}Z"
-
-
-def _quote(text: str) -> str:
-    if text and all(c.isalnum() or c in "-._/@^+:" for c in text):
-        return text
-    return json.dumps(text, ensure_ascii=False)
-
-
-class TextFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
-        if record.exc_info:
-            message += "\n" + self.formatException(record.exc_info)
-        level = _NAMES.get(record.levelno, record.levelname.lower())
-        return f"time={_quote(timestamp(record.created))} level={level} msg={_quote(message)}"
-
-
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
-        if record.exc_info:
-            message += "\n" + self.formatException(record.exc_info)
-        return json.dumps(
-            {
-                "@message": message,
-                "@timestamp": timestamp(record.created),
-                "level": _NAMES.get(record.levelno, record.levelname.lower()),
-            },
-            ensure_ascii=False,
-        )
+STARTUP_LOGGER = "ratelimit.startup"
+"""The logger of the announcements: shown at INFO whatever ``LOG_LEVEL`` (and its debug lines
+at ``DEBUG``)."""
+ALWAYS_SHOWN = (STARTUP_LOGGER,)
+"""``Settings.always_logged`` (the settings module cannot import this one)."""
 
 
 def configure(level: str, log_format: str) -> None:
     """Send the service's logs to standard error in the chosen format and level."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
-    root = logging.getLogger()
-    for existing in list(root.handlers):
-        root.removeHandler(existing)
-    root.addHandler(handler)
-    chosen = _LEVELS.get(level.upper(), logging.WARNING)
-    root.setLevel(chosen)
-    # the announcements of listeners, loaded domains and reloads are shown at any level (and
-    # the startup logger's debug lines at debug)
-    logging.getLogger("ratelimit.startup").setLevel(min(logging.INFO, chosen))
+    configure_logging(level, log_format, always_shown=ALWAYS_SHOWN)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import grpc
 import uvicorn
 
+from handlers.common.entry import run_service
 from handlers.ratelimit import health as health_components
 from handlers.ratelimit import logs
 from handlers.ratelimit.asgi_listener import AsgiListener
@@ -38,7 +39,7 @@ from handlers.ratelimit.http import create_http_app
 from handlers.ratelimit.limiter import Limiter
 from handlers.ratelimit.local_cache import LocalCache
 from handlers.ratelimit.service import RateLimitService
-from handlers.ratelimit.settings import Environment, Modes, Settings, SettingsError
+from handlers.ratelimit.settings import Modes, Settings, SettingsError
 from handlers.ratelimit.sinks import StatsReporting
 from handlers.ratelimit.sinks.relay import StatsQueue
 from handlers.ratelimit.stats import ServiceStats
@@ -160,7 +161,7 @@ class RateLimitServer:
             self.stats.store,
             worker=worker,
             channel=stats_channel,
-            stdout_enabled=settings.log_level in ("TRACE", "DEBUG"),
+            stdout_enabled=settings.log_level == "DEBUG",  # LOG_LEVEL=debug or trace
         )
         self.debug_listener: AsgiListener | None = None
         self.tracer_provider = (
@@ -172,7 +173,7 @@ class RateLimitServer:
             self.stats.config_load_error.add()
             return
         self.stats.config_load_success.add()
-        self.service.set_rules(update.rules, Modes.read(Environment()))
+        self.service.set_rules(update.rules, Modes.from_env())
         self.health.config_loaded(len(update.rules.domains))
         for domain in update.rules.domains:
             log.info("loaded domain '%s'", domain)
@@ -321,14 +322,13 @@ def _worker(settings: Settings, worker: int = 0, stats_channel: StatsQueue | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``ratelimit``: settings come from the environment."""
+    """Entry point of ``ratelimit``: settings come from the environment (an invalid one: a
+    line naming it on stderr, exit status 2), then logging, then the workers."""
     del argv
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        print(f"ratelimit: {error}", file=sys.stderr)
-        return 2
-    logs.configure(settings.log_level, settings.log_format)
+    return run_service(Settings, _serve)
+
+
+def _serve(settings: Settings) -> int:
     try:
         workers = worker_count(settings)
         if workers == 1:

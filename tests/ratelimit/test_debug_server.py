@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -46,8 +45,8 @@ async def server(tmp_path: Path) -> AsyncIterator[RateLimitServer]:
         "DEBUG_PORT": "0",
         "DISABLE_STATS": "true",
     }
-    settings = replace(
-        Settings.from_env(env), host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
+    settings = Settings.from_env(env).changed(
+        host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
     )
     running = RateLimitServer(settings)
     await running.start()

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -63,8 +62,7 @@ class SlowStore(MemoryStore):
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[RateLimitServer]:
-    settings = replace(
-        Settings.from_env({**runtime(tmp_path), "BACKEND_TYPE": "memory"}),
+    settings = Settings.from_env({**runtime(tmp_path), "BACKEND_TYPE": "memory"}).changed(
         host="127.0.0.1",
         port=0,
         grpc_host="127.0.0.1",
@@ -296,8 +294,7 @@ def test_client_cli(
 
 async def test_grpc_on_a_unix_socket(tmp_path: Path) -> None:
     path = tmp_path / "rls.sock"
-    settings = replace(
-        Settings.from_env({**runtime(tmp_path), "BACKEND_TYPE": "memory"}),
+    settings = Settings.from_env({**runtime(tmp_path), "BACKEND_TYPE": "memory"}).changed(
         host="127.0.0.1",
         port=0,
         grpc_uds=str(path),
@@ -318,10 +315,11 @@ async def test_grpc_on_a_unix_socket(tmp_path: Path) -> None:
 async def test_configuration_health_component(tmp_path: Path) -> None:
     env = runtime(tmp_path, "domain: edge\ndescriptors: []\n")
     (Path(env["RUNTIME_ROOT"]) / "config" / "edge.yaml").unlink()
-    settings = replace(
+    settings = (
         Settings.from_env(
             {**env, "BACKEND_TYPE": "memory", "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED": "true"}
-        ),
+        )
+    ).changed(
         host="127.0.0.1",
         port=0,
         grpc_host="127.0.0.1",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -32,8 +31,8 @@ async def service(tmp_path: Path, redis_server: RedisProcess) -> AsyncIterator[R
         "CACHE_KEY_PREFIX": f"{tmp_path.name}:",
         "EXPIRATION_JITTER_MAX_SECONDS": "0",
     }
-    settings = replace(
-        Settings.from_env(env), host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
+    settings = Settings.from_env(env).changed(
+        host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
     )
     running = RateLimitServer(settings)
     await running.start()

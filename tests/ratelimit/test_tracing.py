@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -108,7 +107,7 @@ async def grpc_receiver() -> AsyncIterator[tuple[str, Received]]:
 
 async def start_service(tmp_path: Path, env: dict[str, str]) -> RateLimitServer:
     settings = Settings.from_env({**runtime(tmp_path, RULES), "BACKEND_TYPE": "memory", **env})
-    settings = replace(settings, host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0)
+    settings = settings.changed(host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0)
     server = RateLimitServer(settings)
     await server.start()
     return server

@@ -7,7 +7,6 @@ import asyncio
 import itertools
 import zlib
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -41,8 +40,8 @@ async def service(
         "EXPIRATION_JITTER_MAX_SECONDS": "0",
         "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT": "true",  # no effect on memcache
     }
-    settings = replace(
-        Settings.from_env(env), host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
+    settings = Settings.from_env(env).changed(
+        host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
     )
     running = RateLimitServer(settings)
     await running.start()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,7 +89,7 @@ def watch_root_settings(root: Path, **changes: object) -> Settings:
         runtime_appdirectory="config",
         runtime_watch_root=True,
     )
-    return replace(settings, **changes)  # type: ignore[arg-type]
+    return settings.changed(**changes)
 
 
 def directory_settings(base: Path, **changes: object) -> Settings:
@@ -100,7 +99,7 @@ def directory_settings(base: Path, **changes: object) -> Settings:
         runtime_appdirectory="config",
         runtime_watch_root=False,
     )
-    return replace(settings, **changes)  # type: ignore[arg-type]
+    return settings.changed(**changes)
 
 
 def test_watch_root_keys_are_relative_paths_with_dots(tmp_path: Path) -> None:
@@ -142,7 +141,7 @@ def test_directory_mode_reads_direct_files_by_name(tmp_path: Path) -> None:
         ("b.yaml", b"b"),
         ("link.yaml", b"a"),
     ]
-    ignoring = replace(settings, runtime_ignoredotfiles=True)
+    ignoring = settings.changed(runtime_ignoredotfiles=True)
     assert [name for name, _ in read_config_files(ignoring)] == ["a.yaml", "b.yaml", "link.yaml"]
 
 
@@ -165,7 +164,7 @@ def test_configmap_tree_in_watch_root_mode_needs_ignoredotfiles(tmp_path: Path) 
     ]
     update = load_configuration(settings)
     assert str(update.error) == "config.basic.yaml: duplicate domain 'd' in config file"
-    ignoring = replace(settings, runtime_ignoredotfiles=True)
+    ignoring = settings.changed(runtime_ignoredotfiles=True)
     assert [name for name, _ in read_config_files(ignoring)] == ["config.basic.yaml"]
     assert load_configuration(ignoring).error is None
 

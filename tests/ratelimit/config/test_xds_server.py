@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 
 import grpc
 import pytest
@@ -33,8 +32,9 @@ async def service(server: ManagementServer) -> AsyncIterator[Callable[..., RateL
     services: list[RateLimitServer] = []
 
     def build(**env: str) -> RateLimitServer:
-        settings = replace(
-            xds_settings(server, BACKEND_TYPE="memory", DISABLE_STATS="true", **env),
+        settings = (
+            xds_settings(server, BACKEND_TYPE="memory", DISABLE_STATS="true", **env)
+        ).changed(
             host="127.0.0.1",
             port=0,
             grpc_host="127.0.0.1",

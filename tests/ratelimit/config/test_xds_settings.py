@@ -50,8 +50,8 @@ def test_settings_are_read() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"CONFIG_GRPC_XDS_SERVER_URL": ""}, "CONFIG_GRPC_XDS_SERVER_URL is empty"),
-        ({"CONFIG_GRPC_XDS_NODE_ID": ""}, "CONFIG_GRPC_XDS_NODE_ID is empty"),
+        # an empty variable counts as unset (the default); a blank URL is still refused
+        ({"CONFIG_GRPC_XDS_SERVER_URL": "  "}, "CONFIG_GRPC_XDS_SERVER_URL is empty"),
         (
             {"CONFIG_GRPC_XDS_NODE_METADATA": "a=1,b"},
             "CONFIG_GRPC_XDS_NODE_METADATA='a=1,b' is invalid: expected a comma-separated "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -38,8 +37,8 @@ def pushing_server(tmp_path: Path, receiver: UdpReceiver, **env: str) -> RateLim
         "STATS_FLUSH_INTERVAL": "100ms",
         **env,
     }
-    settings = replace(
-        Settings.from_env(env), host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
+    settings = Settings.from_env(env).changed(
+        host="127.0.0.1", port=0, grpc_host="127.0.0.1", grpc_port=0
     )
     return RateLimitServer(settings)
 

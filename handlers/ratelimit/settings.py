@@ -946,7 +946,8 @@ class Settings(ModeSettings):
     )
     kvstore_cluster_pipeline_parallelism: Count = _variable(
         "KVSTORE_CLUSTER_PIPELINE_PARALLELISM",
-        "cluster: key groups sent concurrently (`0`: up to the pool size)",
+        "cluster: keys of a call sent at once (`1`: one after the other, as upstream; `0`: up "
+        "to the pool size)",
         1,
         upstream="REDIS_CLUSTER_PIPELINE_PARALLELISM",
     )

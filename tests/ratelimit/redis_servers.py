@@ -288,14 +288,36 @@ class SentinelDeployment:
 
 
 class ClusterDeployment:
-    """``masters`` cluster nodes (no replicas), all slots assigned."""
+    """``masters`` cluster nodes (no replicas), all slots assigned; with ``password``
+    (``requirepass``) and ``tls`` (TLS only, client certificates required, the cluster bus
+    over TLS too) when given."""
 
-    def __init__(self, directory: Path, masters: int = 3) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        masters: int = 3,
+        *,
+        password: str | None = None,
+        tls: Certificates | None = None,
+    ) -> None:
+        self.password = password
+        self.tls = tls
+        config = ["cluster-enabled yes"]
+        if tls is not None:
+            config += [
+                "tls-cluster yes",
+                f"tls-client-cert-file {tls.client_cert}",
+                f"tls-client-key-file {tls.client_key}",
+            ]
+        if password:
+            config.append(f"masterauth {password}")
         self.nodes = [
             RedisProcess(
                 directory / f"node{i}",
                 port=port,
-                config=["cluster-enabled yes", f"cluster-config-file nodes-{port}.conf"],
+                password=password,
+                tls=tls,
+                config=[*config, f"cluster-config-file nodes-{port}.conf"],
             )
             for i, port in enumerate(free_port(cluster_bus=True) for _ in range(masters))
         ]
@@ -311,6 +333,11 @@ class ClusterDeployment:
             if _REDIS_CLI is None:
                 pytest.skip("redis-cli is not installed")
             create = [_REDIS_CLI, "--cluster", "create", *(n.address for n in self.nodes)]
+            if self.password:
+                create += ["-a", self.password, "--no-auth-warning"]
+            if self.tls is not None:
+                create += ["--tls", "--cacert", str(self.tls.ca), "--sni", "redis.invalid"]
+                create += ["--cert", str(self.tls.client_cert), "--key", str(self.tls.client_key)]
             subprocess.run(
                 [*create, "--cluster-replicas", "0", "--cluster-yes"],
                 check=True,
@@ -334,19 +361,102 @@ class ClusterDeployment:
                 return False
         return True
 
-    def node_for(self, key: str) -> RedisProcess:
-        """The node serving ``key``'s slot."""
+    def slot_owner(self, slot: int) -> RedisProcess:
+        """The node serving ``slot``, as the first node's map says."""
         with self.nodes[0].client() as client:
-            slot = client.execute_command("CLUSTER", "KEYSLOT", key)
             ranges = client.execute_command("CLUSTER", "SLOTS")
         for start, end, primary, *_ in ranges:
             if start <= slot <= end:
                 return next(node for node in self.nodes if node.port == int(primary[1]))
         raise LookupError(f"slot {slot} is not served")
 
+    def node_for(self, key: str) -> RedisProcess:
+        """The node serving ``key``'s slot."""
+        with self.nodes[0].client() as client:
+            slot = client.execute_command("CLUSTER", "KEYSLOT", key)
+        return self.slot_owner(int(slot))
+
+    def node_id(self, node: RedisProcess) -> str:
+        with node.client() as client:
+            return str(client.execute_command("CLUSTER", "MYID"))
+
+    def errorstats(self) -> dict[str, int]:
+        """Error replies sent by every node, by code (``MOVED``, ``ASK``...), summed
+        (``INFO errorstats``; :meth:`reset_stats` zeroes them)."""
+        totals: dict[str, int] = {}
+        for node in self.nodes:
+            with node.client() as client:
+                for name, value in client.info("errorstats").items():
+                    code = name.removeprefix("errorstat_")
+                    totals[code] = totals.get(code, 0) + int(value["count"])
+        return totals
+
+    def reset_stats(self) -> None:
+        for node in self.nodes:
+            with node.client() as client:
+                client.config_resetstat()
+
+    def migration(self, slot: int, target: RedisProcess) -> SlotMigration:
+        return SlotMigration(self, slot, target)
+
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+class SlotMigration:
+    """Moves ``slot`` to ``target`` as ``redis-cli --cluster reshard`` does, one step per
+    method, so that a test can run load between the steps: :meth:`begin` (``CLUSTER
+    SETSLOT IMPORTING`` on the target, ``MIGRATING`` on the source: the source answers
+    ``ASK`` for the slot's keys it no longer holds), :meth:`move_keys` (``MIGRATE`` some of
+    the keys), :meth:`assign_target` (``SETSLOT NODE`` on the target: it owns the slot, the
+    source still answers ``ASK``) and :meth:`assign_others` (``SETSLOT NODE`` on the source
+    and every other node: they answer ``MOVED``)."""
+
+    def __init__(self, cluster: ClusterDeployment, slot: int, target: RedisProcess) -> None:
+        self.cluster = cluster
+        self.slot = slot
+        self.source = cluster.slot_owner(slot)
+        self.target = target
+        if self.source is target:
+            raise ValueError(f"slot {slot} is already on {target.address}")
+        self.source_id = cluster.node_id(self.source)
+        self.target_id = cluster.node_id(target)
+        self.moved_keys = 0
+
+    def begin(self) -> None:
+        with self.target.client() as client:
+            client.execute_command("CLUSTER", "SETSLOT", self.slot, "IMPORTING", self.source_id)
+        with self.source.client() as client:
+            client.execute_command("CLUSTER", "SETSLOT", self.slot, "MIGRATING", self.target_id)
+
+    def keys_left(self) -> int:
+        """Keys of the slot still on the source."""
+        with self.source.client() as client:
+            return int(client.execute_command("CLUSTER", "COUNTKEYSINSLOT", self.slot))
+
+    def move_keys(self, count: int) -> int:
+        """``MIGRATE`` up to ``count`` of the slot's keys still on the source (atomic: a key
+        is on one node or the other); how many moved."""
+        with self.source.client() as client:
+            keys = client.execute_command("CLUSTER", "GETKEYSINSLOT", self.slot, count)
+            if keys:
+                client.execute_command(
+                    "MIGRATE", HOST, self.target.port, "", 0, 5000, "KEYS", *keys
+                )
+        self.moved_keys += len(keys)
+        return len(keys)
+
+    def assign_target(self) -> None:
+        with self.target.client() as client:
+            client.execute_command("CLUSTER", "SETSLOT", self.slot, "NODE", self.target_id)
+
+    def assign_others(self) -> None:
+        for node in [self.source] + [
+            n for n in self.cluster.nodes if n not in (self.source, self.target)
+        ]:
+            with node.client() as client:
+                client.execute_command("CLUSTER", "SETSLOT", self.slot, "NODE", self.target_id)
 
 
 def read_and_write_events(client: redis.Redis) -> tuple[int, int]:

@@ -6,8 +6,10 @@ Commands are the upstream's: for each increment ``INCRBY key amount`` then
 of a call's commands for one instance together, adjacent, in one batch. Cluster sends each
 key's commands (INCRBY and EXPIRE of a key together) in a batch of the master serving its
 slot, ``cluster_pipeline_parallelism`` keys of a call at a time (1: one after the other, 0:
-up to the pool size, N: at most the pool size). With a per-second instance the two
-instances are called concurrently.
+up to the pool size, N: at most the pool size); ``MOVED`` and ``ASK`` are followed by
+:class:`~handlers.ratelimit.backends.redis_connections.ClusterRouter`, which sends again
+only the redirected commands, so that no increment runs twice during a resharding. With a
+per-second instance the two instances are called concurrently.
 
 **Batching (implicit pipelining).** The calls of concurrent callers to one server are
 coalesced: a call's encoded commands are queued, and the queue is flushed as **one write on
@@ -146,21 +148,22 @@ class _ClusterInstance:
         self._parallelism = parallelism
 
     async def run(self, groups: Sequence[Group]) -> list[Any]:
-        if self._parallelism == 1 or len(groups) == 1:
+        if len(groups) == 1:
+            return await self.router.run(*groups[0])
+        if self._parallelism == 1:
             replies: list[Any] = []
             for key, data, count in groups:
                 replies += await self.router.run(key, data, count)
             return replies
         if self._parallelism >= len(groups):
-            results = await _gather_all([self.router.run(*group) for group in groups])
-        else:
-            limit = asyncio.Semaphore(self._parallelism)
+            return await self.router.run_all(groups)
+        limit = asyncio.Semaphore(self._parallelism)
 
-            async def bounded(key: str, data: bytes, count: int) -> list[Any]:
-                async with limit:
-                    return await self.router.run(key, data, count)
+        async def bounded(key: str, data: bytes, count: int) -> list[Any]:
+            async with limit:
+                return await self.router.run(key, data, count)
 
-            results = await _gather_all([bounded(*group) for group in groups])
+        results = await _gather_all([bounded(*group) for group in groups])
         return [reply for result in results for reply in result]
 
     def connected(self) -> bool:
@@ -328,6 +331,10 @@ async def _increment(instance: _Instance, increments: Sequence[Increment]) -> li
                     [encode_increment(i.key, i.amount, i.expire_seconds) for i in increments]
                 )
             replies = await instance.pipeliner.submit(data, 2 * len(increments))
+        elif len(increments) == 1:
+            inc = increments[0]
+            data = encode_increment(inc.key, inc.amount, inc.expire_seconds)
+            replies = await instance.router.run(inc.key, data, 2)
         else:
             replies = await instance.run(
                 [

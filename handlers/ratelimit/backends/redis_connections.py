@@ -40,6 +40,7 @@ from handlers.ratelimit.backends.redis_protocol import (
     RedisConnection,
     encode_command,
     fail,
+    split_commands,
 )
 from handlers.ratelimit.settings import AltCacheSettings, KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
@@ -645,7 +646,17 @@ class SentinelMaster:
 class ClusterRouter:
     """Sends each key's commands to the master serving its slot (``CLUSTER SLOTS``),
     following ``MOVED`` and ``ASK`` redirections; one :class:`Pipeliner` per node, so the
-    keys of concurrent calls on one node share its batches."""
+    keys of concurrent calls on one node share its batches.
+
+    A redirection means the command did not run. Only the redirected commands of a batch
+    are sent again (in their order), so a command that ran is never run twice: after
+    ``MOVED`` to the node named, whose slot entry is updated at once (the whole map is
+    reloaded before the next call); after ``ASK`` (a slot being migrated, the key not, or no
+    longer, on the source) to the node named, each command preceded by its own ``ASKING``
+    (which lasts one command), without touching the map. At most :data:`_MAX_REDIRECTS`
+    rounds per call. :attr:`ask_redirections` and :attr:`moved_redirections` count the
+    redirected commands.
+    """
 
     def __init__(self, seeds: Sequence[Endpoint], make_node: Callable[[str, int], Pipeliner]):
         self._seeds = [(seed.host, seed.port) for seed in seeds]
@@ -654,6 +665,8 @@ class ClusterRouter:
         self._slots: list[Pipeliner | None] = [None] * REDIS_CLUSTER_HASH_SLOTS
         self._stale = True
         self._lock = asyncio.Lock()
+        self.ask_redirections = 0
+        self.moved_redirections = 0
 
     @property
     def nodes(self) -> dict[tuple[str, int], Pipeliner]:
@@ -701,27 +714,96 @@ class ClusterRouter:
         node = self._slots[slot]
         if node is None:
             raise RedisConnectionError(f"CLUSTERDOWN Hash slot {slot} not served")
-        asking = False
+        try:
+            replies = await node.submit(data, count)
+        except PoolEmptyError:
+            raise
+        except (RedisConnectionError, RedisTimeoutError):  # a node gone or moved: reload
+            self._stale = True
+            raise
+        for reply in replies:
+            if isinstance(reply, AskError):  # MovedError is one too
+                return await self._redirected(key, data, replies)
+        return replies
+
+    async def run_all(self, groups: Sequence[tuple[str, bytes, int]]) -> list[Any]:
+        """Every group (key, encoded commands on it, how many replies) at once, each in the
+        batch of the node serving its key: the replies of all, in order, once all have
+        finished; then the first failure, if any, is raised (as :func:`asyncio.gather` with
+        ``return_exceptions``, without a task per group)."""
+        if self._stale:
+            await self.refresh()
+        routed = []
+        for key, data, count in groups:
+            slot = key_slot(key.encode())
+            node = self._slots[slot]
+            if node is None:
+                raise RedisConnectionError(f"CLUSTERDOWN Hash slot {slot} not served")
+            routed.append((node, data, count))
+        futures = [node.submit(data, count) for node, data, count in routed]
+        replies: list[Any] = []
+        failure: Exception | None = None
+        try:
+            for future, (key, data, _) in zip(futures, groups, strict=True):
+                try:
+                    result = await future
+                    for reply in result:
+                        if isinstance(reply, AskError):
+                            result = await self._redirected(key, data, result)
+                            break
+                except Exception as error:
+                    if isinstance(error, (RedisConnectionError, RedisTimeoutError)) and (
+                        not isinstance(error, PoolEmptyError)
+                    ):
+                        self._stale = True
+                    failure = failure or error
+                    continue
+                replies += result
+        except BaseException:  # cancelled: the other groups' replies go to nobody
+            for future in futures:
+                future.cancel()
+            raise
+        if failure is not None:
+            raise failure
+        return replies
+
+    async def _call(self, node: Pipeliner, data: bytes, count: int) -> list[Any]:
+        try:
+            return await node.submit(data, count)
+        except PoolEmptyError:
+            raise
+        except (RedisConnectionError, RedisTimeoutError):
+            self._stale = True
+            raise
+
+    async def _redirected(self, key: str, data: bytes, replies: list[Any]) -> list[Any]:
+        commands = split_commands(data)
+        replies = list(replies)
         for _ in range(_MAX_REDIRECTS):
-            try:
-                if asking:  # ASKING applies to the next command: it travels with them
-                    replies = (await node.call(_ASKING + data, count + 1))[1:]
-                else:
-                    replies = await node.call(data, count)
-            except PoolEmptyError:
-                raise
-            except (RedisConnectionError, RedisTimeoutError):  # a node gone or moved: reload
-                self._stale = True
-                raise
-            redirect = next((r for r in replies if isinstance(r, AskError)), None)
-            if redirect is None:
+            pending = [i for i, reply in enumerate(replies) if isinstance(reply, AskError)]
+            if not pending:
                 return replies
-            node = self.node(redirect.host, redirect.port)
-            asking = not isinstance(redirect, MovedError)
-            if not asking:
-                self._slots[redirect.slot_id] = node
-                self._stale = True
-        raise RedisConnectionError(f"too many cluster redirections for key {key}")
+            first: AskError = replies[pending[0]]
+            node = self.node(first.host, first.port)
+            parts: list[bytes] = []
+            answer_at: list[int] = []  # where each pending command's reply comes
+            for i in pending:
+                redirect: AskError = replies[i]
+                if isinstance(redirect, MovedError):
+                    self.moved_redirections += 1
+                    self._slots[redirect.slot_id] = self.node(redirect.host, redirect.port)
+                    self._stale = True
+                else:  # ASK: the importing node runs the next command after an ASKING
+                    self.ask_redirections += 1
+                    parts.append(_ASKING)
+                parts.append(commands[i])
+                answer_at.append(len(parts) - 1)
+            answers = await self._call(node, b"".join(parts), len(parts))
+            for i, at in zip(pending, answer_at, strict=True):
+                replies[i] = answers[at]
+        if any(isinstance(reply, AskError) for reply in replies):
+            raise RedisConnectionError(f"too many cluster redirections for key {key}")
+        return replies
 
     def connected(self) -> bool:
         return any(node.connected() for node in self._nodes.values())

@@ -104,6 +104,28 @@ def encode_get(key: str) -> bytes:
     return _GET % (len(data), data)
 
 
+def split_commands(data: bytes) -> list[bytes]:
+    """The commands of ``data`` (RESP arrays of bulk strings, as encoded here), each on its
+    own: a cluster redirection sends only the redirected commands again."""
+    commands = []
+    position, size = 0, len(data)
+    while position < size:
+        start = position
+        end = data.index(b"\r\n", position)
+        if data[position : position + 1] != b"*":
+            raise ValueError(f"not a RESP array at byte {position}")
+        position = end + 2
+        for _ in range(int(data[start + 1 : end])):
+            end = data.index(b"\r\n", position)
+            if data[position : position + 1] != b"$":
+                raise ValueError(f"not a RESP bulk string at byte {position}")
+            position = end + 2 + int(data[position + 1 : end]) + 2
+        if position > size:
+            raise ValueError("truncated RESP command")
+        commands.append(data[start:position])
+    return commands
+
+
 # --- error replies ---------------------------------------------------------------------------
 
 _ERROR_CODES: dict[str, type[RedisError]] = {

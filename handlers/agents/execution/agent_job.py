@@ -22,7 +22,6 @@ import asyncio
 import json
 import logging
 import mimetypes
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -145,14 +144,15 @@ def sandbox_for(settings: Settings) -> Sandbox:
     )
     if sandbox.isolated:
         sandbox_log.info(
-            "agent programs run sandboxed (bubblewrap%s; network per agent, egress: %s)",
-            f", as uid {settings.sandbox_uid}" if os.geteuid() == 0 else "",
+            "agent programs run sandboxed (%s; network per agent, egress: %s)",
+            sandbox.describe(),
             settings.egress.describe(),
         )
     else:
         sandbox_log.warning(
-            "AGENTS_SANDBOX=none: agent programs run UNISOLATED, as this service's user, with "
-            "its files, environment and network; for trusted single-user development only"
+            "AGENTS_SANDBOX=none: agent programs run UNISOLATED, %s; for trusted single-user "
+            "development only",
+            sandbox.describe(),
         )
     return sandbox
 

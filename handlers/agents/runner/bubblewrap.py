@@ -61,7 +61,6 @@ class Bubblewrap:
     setpriv: str = "setpriv"
     run_as: tuple[int, int] | None = None
     egress: EgressPolicy = field(default_factory=EgressPolicy)
-    name: str = "bwrap"
     isolated: bool = True
     _python: str | None = None
     """The interpreter ``python`` names inside, when the system has no ``python`` of its own."""
@@ -72,6 +71,9 @@ class Bubblewrap:
         system_path = "/usr/local/bin:/usr/bin:/bin"
         if shutil.which("python", path=system_path) is None:
             self._python = shutil.which("python3", path=system_path)
+
+    def describe(self) -> str:
+        return "bubblewrap" + (f", as uid {self.run_as[0]}" if self.run_as is not None else "")
 
     def work_root(self, requested: Path | None) -> Path | None:
         return requested if requested is not None else WORK_ROOT.path(self.run_as)

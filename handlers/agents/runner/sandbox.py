@@ -47,9 +47,12 @@ class Launch:
 class Sandbox(Protocol):
     """What the runner asks of the isolation it is given."""
 
-    name: str
     isolated: bool
     egress: EgressPolicy
+
+    def describe(self) -> str:
+        """What programs run as, for the start-up log line."""
+        ...
 
     def work_root(self, requested: Path | None) -> Path | None:
         """Where run directories are made (``requested``, or the sandbox's own default)."""

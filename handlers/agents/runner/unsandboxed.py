@@ -27,8 +27,10 @@ class Unsandboxed:
 
     prlimit: str = "prlimit"
     egress: EgressPolicy = field(default_factory=EgressPolicy)
-    name: str = "none"
     isolated: bool = False
+
+    def describe(self) -> str:
+        return "as this service's user, with its files, environment and network"
 
     def work_root(self, requested: Path | None) -> Path | None:
         return requested

@@ -235,9 +235,14 @@ def operation_views(api: Api, api_models: dict[str, str]) -> list[OperationView]
             form_spec = f"_{upper}_FORM"
             quoted_field = repr(json_field)
             forbid = form_body.schema.get("additionalProperties") is False
+            # x-bare-field on the _json property: a _json that is not the JSON body's shape is
+            # the value of that one field of it (codegen/runtime/bodies.py, _json_field)
+            json_property = form_body.schema.get("properties", {}).get(json_field or "", {})
+            bare = json_property.get("x-bare-field")
             prelude.append(
                 f"body, form = bind_payload(request.headers.get('content-type'), payload, "
                 f"json_adapter={json_adapter}, form_fields={form_spec}, json_field={quoted_field}"
+                + (f", json_bare_field={bare!r}" if bare else "")
                 + (", forbid_extra=True)" if forbid else ")")
             )
         elif json_body is not None:

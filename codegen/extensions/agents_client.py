@@ -5,37 +5,96 @@
 generated namespace class inherit the mixin named after it: ``_WorkflowsExecutions`` inherits
 ``WorkflowsExecutionsExtension``, ``_AsyncWorkflowsExecutions`` inherits
 ``AsyncWorkflowsExecutionsExtension``. A mixin reaches the client through ``self._client``
-and uses only the generated methods, so it imports nothing from the client module.
+and uses only the generated methods; the client module imports this one, so the client's
+error classes are imported when raised, never at import time.
 
-* ``workflows.executions.run_and_wait(workflow, input=…)`` (the seed's client method): runs a
-  workflow asking the server to hold the answer until the execution ends (``wait_for_completion``:
-  up to SERVER_WAIT_SECONDS, within ``timeout_seconds`` and 5 s below the client's request
-  timeout), so a short workflow takes one request; one still running then is polled with
-  ``workflows.executions.get`` until it is terminal. File values of ``input`` go as multipart
-  parts, the others in ``_json``. Returns a ``RunWorkflowResponse`` (``executionId``,
-  ``status``, ``result``, ``error``). ``timeout_seconds`` (default: none) bounds the whole wait
-  (``TimeoutError``).
+* ``workflows.executions.run_and_wait(workflow_id, input=None, *, version=None,
+  poll_interval_seconds=2.0, timeout_seconds=300.0, overrides=None)`` (the product SDK's
+  method, same names and defaults): runs a workflow and waits until its execution is terminal.
+  The run request asks the server to hold the answer until the execution ends
+  (``wait_for_completion``: up to SERVER_WAIT_SECONDS, whole seconds within
+  ``timeout_seconds`` and 5 s below the client's request timeout), so a short workflow takes
+  one request; one still running then is polled with ``workflows.executions.get`` every
+  ``poll_interval_seconds`` (at once when the run was not held), never sleeping past the
+  deadline. ``timeout_seconds`` bounds the whole wait, the run request included: when it
+  passes, ``ServiceTimeoutError("run_and_wait timed out after {timeout_seconds}s
+  (execution_id=…)")`` (``status`` 0, as the SDK's ``EigenpalTimeoutError``);
+  ``timeout_seconds=None`` waits without a bound. Both must be positive (``ValueError``).
+  File values of ``input`` (bytes, paths, binary files, ``(name, content[, type])``) go as
+  multipart parts, the others in ``_json``. ``overrides`` is the run body's
+  ``WorkflowRunOverrides`` (``{"steps": {step id: output}}``), as the SDK sends it; a mapping
+  without a ``steps`` key is taken as the steps map itself. Returns a ``RunAndWaitResult``: a
+  ``RunWorkflowResponse`` (``execution_id``, ``status``, ``result``, ``error``) that also
+  reads as the SDK's dict, ``outcome["executionId"]``, ``outcome["status"]`` (a string),
+  ``outcome["result"]``, ``outcome["error"]``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generated.agents import models
 
-__all__ = ["AsyncWorkflowsExecutionsExtension", "WorkflowsExecutionsExtension"]
+if TYPE_CHECKING:
+    from generated.agents.client import ServiceTimeoutError
+
+__all__ = [
+    "AsyncWorkflowsExecutionsExtension",
+    "RunAndWaitResult",
+    "WorkflowsExecutionsExtension",
+]
 
 TERMINAL = frozenset({"completed", "failed", "cancelled", "rejected"})
-FIRST_POLL_SECONDS = 0.05
-MAX_POLL_SECONDS = 1.0
+DEFAULT_POLL_INTERVAL_SECONDS = 2.0
+"""The SDK's ``run_and_wait`` default."""
+DEFAULT_TIMEOUT_SECONDS = 300.0
+"""The SDK's ``run_and_wait`` default (5 minutes)."""
 SERVER_WAIT_SECONDS = 30
 """The longest wait a run request asks of the server (which allows up to 60 s)."""
 REQUEST_MARGIN_SECONDS = 5
 """A held request's wait stays this far below the client's own request timeout."""
+
+
+class RunAndWaitResult(models.RunWorkflowResponse):
+    """``run_and_wait``'s outcome: the model, which also reads as the SDK's dict by the wire
+    names ``executionId``, ``status`` (the status as a string), ``result`` and ``error``."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "executionId":
+            return self.execution_id
+        if key == "status":
+            status = getattr(self.status, "root", self.status)
+            return getattr(status, "value", status)
+        if key in ("result", "error"):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> list[str]:
+        return ["executionId", "status", "result", "error"]
+
+
+def _check(poll_interval_seconds: float, timeout_seconds: float | None) -> float | None:
+    """The deadline (``time.monotonic()`` based; ``None``: none) of valid arguments."""
+    if not poll_interval_seconds > 0 or math.isinf(poll_interval_seconds):
+        raise ValueError(
+            f"poll_interval_seconds must be a positive number, not {poll_interval_seconds!r}"
+        )
+    if timeout_seconds is None:
+        return None
+    if not timeout_seconds > 0:
+        raise ValueError(f"timeout_seconds must be a positive number, not {timeout_seconds!r}")
+    return None if math.isinf(timeout_seconds) else time.monotonic() + timeout_seconds
 
 
 def _server_wait(request_timeout: float | None, deadline: float | None) -> int | None:
@@ -47,6 +106,23 @@ def _server_wait(request_timeout: float | None, deadline: float | None) -> int |
     if deadline is not None:
         seconds = min(seconds, int(deadline - time.monotonic()))
     return seconds if seconds >= 1 else None
+
+
+def _pause(poll_interval_seconds: float, deadline: float | None) -> float:
+    """How long to sleep before the next poll: the interval, cut at the deadline."""
+    if deadline is None:
+        return poll_interval_seconds
+    return max(0.0, min(poll_interval_seconds, deadline - time.monotonic()))
+
+
+def _timed_out(timeout_seconds: float | None, execution_id: str) -> ServiceTimeoutError:
+    """The client's ``ServiceTimeoutError``, worded as the SDK's."""
+    from generated.agents.client import ServiceTimeoutError  # the client imports this module
+
+    return ServiceTimeoutError(
+        f"run_and_wait timed out after {timeout_seconds}s (execution_id={execution_id})",
+        status=0,
+    )
 
 
 def _is_file(value: object) -> bool:
@@ -61,7 +137,7 @@ def _is_file(value: object) -> bool:
 
 def _split(
     input: Mapping[str, Any] | None,
-    overrides: Mapping[str, Any] | None,
+    overrides: Mapping[str, Any] | models.WorkflowRunOverrides | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The JSON body (scalar inputs, overrides) and the file parts."""
     scalars: dict[str, Any] = {}
@@ -69,12 +145,14 @@ def _split(
     for key, value in (input or {}).items():
         (files if _is_file(value) else scalars)[key] = value
     body: dict[str, Any] = {"input": scalars}
-    if overrides:
-        body["overrides"] = {"steps": dict(overrides)}
+    if isinstance(overrides, models.WorkflowRunOverrides):
+        body["overrides"] = overrides.model_dump(by_alias=True, exclude_unset=True)
+    elif overrides is not None:
+        body["overrides"] = dict(overrides) if "steps" in overrides else {"steps": dict(overrides)}
     return body, files
 
 
-def _terminal_outcome(execution_id: str, execution: Any) -> models.RunWorkflowResponse | None:
+def _terminal_outcome(execution_id: str, execution: Any) -> RunAndWaitResult | None:
     """The run's outcome once ``execution`` (a ``workflows.run`` or
     ``workflows.executions.get`` answer) is terminal; ``None`` before."""
     summary = getattr(execution, "root", execution)
@@ -82,7 +160,7 @@ def _terminal_outcome(execution_id: str, execution: Any) -> models.RunWorkflowRe
     status = str(getattr(state, "value", state))
     if status not in TERMINAL:
         return None
-    return models.RunWorkflowResponse.model_validate(
+    return RunAndWaitResult.model_validate(
         {
             "executionId": execution_id,
             "status": status,
@@ -99,37 +177,33 @@ class WorkflowsExecutionsExtension:
 
     def run_and_wait(
         self,
-        workflow: str,
+        workflow_id: str,
         input: Mapping[str, Any] | None = None,
         *,
         version: str | None = None,
-        overrides: Mapping[str, Any] | None = None,
-        timeout_seconds: float | None = None,
-    ) -> models.RunWorkflowResponse:
-        """Run ``workflow`` (id or slug) and wait until its execution is terminal."""
-        deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+        poll_interval_seconds: float = DEFAULT_POLL_INTERVAL_SECONDS,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        overrides: Mapping[str, Any] | models.WorkflowRunOverrides | None = None,
+    ) -> RunAndWaitResult:
+        """Run ``workflow_id`` (id or slug) and wait until its execution is terminal."""
+        deadline = _check(poll_interval_seconds, timeout_seconds)
         body, files = _split(input, overrides)
+        wait = _server_wait(self._client.timeout_seconds, deadline)
         started = self._client.workflows.run(
-            workflow,
-            body,
-            files=files or None,
-            version=version,
-            wait_for_completion=_server_wait(self._client.timeout_seconds, deadline),
+            workflow_id, body, files=files or None, version=version, wait_for_completion=wait
         )
         execution_id = started.execution_id
         outcome = _terminal_outcome(execution_id, started)
-        if outcome is not None:
-            return outcome
-        delay = FIRST_POLL_SECONDS
-        while True:
+        pause = 0.0 if wait is None else _pause(poll_interval_seconds, deadline)
+        while outcome is None:
+            if pause > 0:
+                time.sleep(pause)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise _timed_out(timeout_seconds, execution_id)
             execution = self._client.workflows.executions.get(execution_id)
             outcome = _terminal_outcome(execution_id, execution)
-            if outcome is not None:
-                return outcome
-            if deadline is not None and time.monotonic() + delay > deadline:
-                raise TimeoutError(f"workflow execution {execution_id} did not end in time")
-            time.sleep(delay)
-            delay = min(delay * 2, MAX_POLL_SECONDS)
+            pause = _pause(poll_interval_seconds, deadline)
+        return outcome
 
 
 class AsyncWorkflowsExecutionsExtension:
@@ -139,34 +213,30 @@ class AsyncWorkflowsExecutionsExtension:
 
     async def run_and_wait(
         self,
-        workflow: str,
+        workflow_id: str,
         input: Mapping[str, Any] | None = None,
         *,
         version: str | None = None,
-        overrides: Mapping[str, Any] | None = None,
-        timeout_seconds: float | None = None,
-    ) -> models.RunWorkflowResponse:
-        """Run ``workflow`` (id or slug) and wait until its execution is terminal."""
-        deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+        poll_interval_seconds: float = DEFAULT_POLL_INTERVAL_SECONDS,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        overrides: Mapping[str, Any] | models.WorkflowRunOverrides | None = None,
+    ) -> RunAndWaitResult:
+        """Run ``workflow_id`` (id or slug) and wait until its execution is terminal."""
+        deadline = _check(poll_interval_seconds, timeout_seconds)
         body, files = _split(input, overrides)
+        wait = _server_wait(self._client.timeout_seconds, deadline)
         started = await self._client.workflows.run(
-            workflow,
-            body,
-            files=files or None,
-            version=version,
-            wait_for_completion=_server_wait(self._client.timeout_seconds, deadline),
+            workflow_id, body, files=files or None, version=version, wait_for_completion=wait
         )
         execution_id = started.execution_id
         outcome = _terminal_outcome(execution_id, started)
-        if outcome is not None:
-            return outcome
-        delay = FIRST_POLL_SECONDS
-        while True:
+        pause = 0.0 if wait is None else _pause(poll_interval_seconds, deadline)
+        while outcome is None:
+            if pause > 0:
+                await asyncio.sleep(pause)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise _timed_out(timeout_seconds, execution_id)
             execution = await self._client.workflows.executions.get(execution_id)
             outcome = _terminal_outcome(execution_id, execution)
-            if outcome is not None:
-                return outcome
-            if deadline is not None and time.monotonic() + delay > deadline:
-                raise TimeoutError(f"workflow execution {execution_id} did not end in time")
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_POLL_SECONDS)
+            pause = _pause(poll_interval_seconds, deadline)
+        return outcome

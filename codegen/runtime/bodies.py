@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -126,12 +127,15 @@ def bind_payload(
     json_adapter: TypeAdapter[Any] | None,
     form_fields: Sequence[FormField] | None,
     json_field: str | None = None,
+    json_bare_field: str | None = None,
     forbid_extra: bool = False,
 ) -> tuple[Any, dict[str, object]]:
     """The body of an operation that takes JSON and/or a multipart form.
 
     Returns the validated JSON model (or ``None``) and the form's values. A form may carry
-    the JSON model in one text field (``json_field``, e.g. ``_json``) beside its files.
+    the JSON model in one text field (``json_field``, e.g. ``_json``) beside its files. With
+    ``json_bare_field`` (the spec's ``x-bare-field``), that text may also be the bare value of
+    that one field of the model: see :func:`_json_field`.
     """
     is_form = content_type is not None and parse_media_type(content_type)[0] in _FORM_TYPES
     empty: dict[str, object] = {
@@ -149,14 +153,37 @@ def bind_payload(
         body: Any = None
         if json_field is not None and json_adapter is not None:
             text = raw.get(json_field) if isinstance(raw, Mapping) else None
-            body = _json_field(json_adapter, json_field, text)
+            body = _json_field(json_adapter, json_field, text, json_bare_field)
         return body, values
     if json_adapter is not None and not is_form:
         return validate_body(json_adapter, raw), empty
     raise HttpError(415, f"Unsupported request body type {content_type}")
 
 
-def _json_field(adapter: TypeAdapter[Any], name: str, text: object) -> Any:
+@functools.cache
+def _wire_names(adapter: TypeAdapter[Any]) -> frozenset[str]:
+    """The property names of a model adapter's JSON schema (by alias), computed once."""
+    return frozenset(adapter.json_schema(by_alias=True).get("properties", {}))
+
+
+def _wrapped(adapter: TypeAdapter[Any], parsed: object) -> bool:
+    """Whether ``parsed`` has the shape of the model: an object whose keys are all its wire
+    names and that validates (keys and value types decide, nothing else)."""
+    if not isinstance(parsed, dict) or not set(parsed) <= _wire_names(adapter):
+        return False
+    try:
+        adapter.validate_python(parsed)
+    except ValidationError:
+        return False
+    return True
+
+
+def _json_field(
+    adapter: TypeAdapter[Any], name: str, text: object, bare_field: str | None = None
+) -> Any:
+    """The model in the form's JSON text field ``name``. With ``bare_field``, a text that is
+    not the model's shape (:func:`_wrapped`) is taken as the value of ``bare_field`` alone:
+    ``{"customer": "ACME"}`` is ``{"<bare_field>": {"customer": "ACME"}}``."""
     if text is None:
         return adapter.validate_python({}, from_attributes=True)
     if not isinstance(text, str):
@@ -168,6 +195,8 @@ def _json_field(adapter: TypeAdapter[Any], name: str, text: object) -> Any:
     except json.JSONDecodeError as exc:
         detail = ErrorDetail(("body", name), f"Invalid JSON: {exc.msg}", "json_invalid", text)
         raise BadRequest("Invalid form body", [detail]) from None
+    if bare_field is not None and not _wrapped(adapter, parsed):
+        parsed = {bare_field: parsed}
     try:
         return adapter.validate_python(parsed, from_attributes=True)
     except ValidationError as exc:

@@ -7,7 +7,17 @@ pydantic besides the models beside it::
         ...
 
 Every non-2xx answer raises a ``ServiceError`` subclass carrying ``status``, the parsed
-error body (``envelope``), ``request_id`` and, for 429, ``retry_after``.
+error body (``envelope``), ``request_id`` and, for 429, ``retry_after``:
+``ServiceValidationError`` (400/422),
+``ServiceAuthError`` (401),
+``ServiceForbiddenError`` (403),
+``ServiceNotFoundError`` (404),
+``ServiceConflictError`` (409),
+``ServicePayloadTooLargeError`` (413),
+``ServiceUnsupportedMediaTypeError`` (415),
+``ServiceRateLimitError`` (429),
+``ServiceServerError`` (5xx) and ``ServiceTimeoutError`` (a timeout, ``status`` 0);
+any other status raises ``ServiceError`` itself.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from pydantic import BaseModel
 from generated.agents import models  # noqa: F401
 from generated.agents.client_extensions import (
     AsyncWorkflowsExecutionsExtension,
+    RunAndWaitResult,
     WorkflowsExecutionsExtension,
 )
 
@@ -40,6 +51,9 @@ __all__ = [
     "ServiceAuthError",
     "ServiceForbiddenError",
     "ServiceNotFoundError",
+    "ServiceConflictError",
+    "ServicePayloadTooLargeError",
+    "ServiceUnsupportedMediaTypeError",
     "ServiceRateLimitError",
     "ServiceServerError",
     "ServiceTimeoutError",
@@ -88,6 +102,12 @@ class ServiceError(Exception):
 class ServiceValidationError(ServiceError):
     """400 or 422: the request was invalid."""
 
+    @property
+    def issues(self) -> list[Any]:
+        """The envelope's ``issues`` (empty when the body has none)."""
+        issues = self.envelope.get("issues") if isinstance(self.envelope, dict) else None
+        return issues if isinstance(issues, list) else []
+
 
 class ServiceAuthError(ServiceError):
     """401: missing or wrong credentials."""
@@ -99,6 +119,18 @@ class ServiceForbiddenError(ServiceError):
 
 class ServiceNotFoundError(ServiceError):
     """404: no such resource."""
+
+
+class ServiceConflictError(ServiceError):
+    """409: the request conflicts with the resource's current state."""
+
+
+class ServicePayloadTooLargeError(ServiceError):
+    """413: the request body (or a part of it) is too large."""
+
+
+class ServiceUnsupportedMediaTypeError(ServiceError):
+    """415: the request body's content type is not accepted."""
 
 
 class ServiceRateLimitError(ServiceError):
@@ -115,10 +147,13 @@ class ServiceTimeoutError(ServiceError):
 
 _ERRORS: dict[int, type[ServiceError]] = {
     400: ServiceValidationError,
+    422: ServiceValidationError,
     401: ServiceAuthError,
     403: ServiceForbiddenError,
     404: ServiceNotFoundError,
-    422: ServiceValidationError,
+    409: ServiceConflictError,
+    413: ServicePayloadTooLargeError,
+    415: ServiceUnsupportedMediaTypeError,
     429: ServiceRateLimitError,
 }
 
@@ -423,6 +458,21 @@ def _build_rename_agent_execution_expected_file(
     return request
 
 
+def _build_promote_agent_execution(
+    execution_id: str, body: models.PromoteAgentExecutionBody | Mapping[str, Any]
+) -> _Request:
+    request = _Request("PUT", f"/api/v1/agents/executions/{_segment(execution_id)}/promotion")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
+def _build_demote_agent_execution(execution_id: str) -> _Request:
+    request = _Request("DELETE", f"/api/v1/agents/executions/{_segment(execution_id)}/promotion")
+    return request
+
+
 def _build_download_agent_execution_file(execution_id: str, kind: str, filename: str) -> _Request:
     request = _Request(
         "GET",
@@ -432,11 +482,17 @@ def _build_download_agent_execution_file(execution_id: str, kind: str, filename:
 
 
 def _build_list_agents(
-    *, search: str | None = None, limit: int | None = None, offset: int | None = None
+    *,
+    search: str | None = None,
+    include_archived: bool | None = None,
+    limit: int | None = None,
+    offset: int | None = None,
 ) -> _Request:
     request = _Request("GET", "/api/v1/agents")
     if search is not None:
         request.params["search"] = _text(search)
+    if include_archived is not None:
+        request.params["includeArchived"] = _text(include_archived)
     if limit is not None:
         request.params["limit"] = _text(limit)
     if offset is not None:
@@ -466,6 +522,16 @@ def _build_update_agent(agent_id: str, body: models.PatchAgentBody | Mapping[str
     if body is not None:
         request.headers["content-type"] = "application/json"
         request.content = _json_bytes(body)
+    return request
+
+
+def _build_archive_agent(agent_id: str) -> _Request:
+    request = _Request("POST", f"/api/v1/agents/{_segment(agent_id)}/archive")
+    return request
+
+
+def _build_restore_agent(agent_id: str) -> _Request:
+    request = _Request("POST", f"/api/v1/agents/{_segment(agent_id)}/restore")
     return request
 
 
@@ -586,6 +652,7 @@ def _build_list_workflows(
     search: str | None = None,
     name: str | None = None,
     kind: Literal["workflow", "block"] | None = None,
+    include_archived: bool | None = None,
     limit: int | None = None,
     offset: int | None = None,
 ) -> _Request:
@@ -596,6 +663,8 @@ def _build_list_workflows(
         request.params["name"] = _text(name)
     if kind is not None:
         request.params["kind"] = _text(kind)
+    if include_archived is not None:
+        request.params["includeArchived"] = _text(include_archived)
     if limit is not None:
         request.params["limit"] = _text(limit)
     if offset is not None:
@@ -613,6 +682,16 @@ def _build_create_workflow(body: models.CreateWorkflowBody | Mapping[str, Any]) 
 
 def _build_get_workflow(id: str) -> _Request:
     request = _Request("GET", f"/api/v1/workflows/{_segment(id)}")
+    return request
+
+
+def _build_archive_workflow(id: str) -> _Request:
+    request = _Request("POST", f"/api/v1/workflows/{_segment(id)}/archive")
+    return request
+
+
+def _build_restore_workflow(id: str) -> _Request:
+    request = _Request("POST", f"/api/v1/workflows/{_segment(id)}/restore")
     return request
 
 
@@ -676,14 +755,20 @@ def _parse_update_agent(response: httpx.Response) -> Any:
     return models.PatchAgentResponse.model_validate(response.json())
 
 
+def _parse_archive_agent(response: httpx.Response) -> Any:
+    return models.AgentResponse.model_validate(response.json())
+
+
+def _parse_restore_agent(response: httpx.Response) -> Any:
+    return models.AgentResponse.model_validate(response.json())
+
+
 def _parse_run_agent(response: httpx.Response) -> Any:
     return models.RunAgentResponse.model_validate(response.json())
 
 
 def _parse_list_agent_files(response: httpx.Response) -> Any:
-    if "json" not in response.headers.get("content-type", ""):
-        return response.content  # a file, not the listing
-    return models.ListAgentFilesResponse.model_validate(response.json())
+    return models.AgentFilesAnswer.model_validate(response.json())
 
 
 def _parse_put_agent_file(response: httpx.Response) -> Any:
@@ -742,6 +827,14 @@ def _parse_rename_agent_execution_expected_file(response: httpx.Response) -> Any
     return models.RenameExpectedFileResponse.model_validate(response.json())
 
 
+def _parse_promote_agent_execution(response: httpx.Response) -> Any:
+    return models.AgentExecutionPromotion.model_validate(response.json())
+
+
+def _parse_demote_agent_execution(response: httpx.Response) -> Any:
+    return models.AgentExecutionDemotion.model_validate(response.json())
+
+
 def _parse_download_agent_execution_file(response: httpx.Response) -> Any:
     return response.content
 
@@ -755,6 +848,14 @@ def _parse_create_workflow(response: httpx.Response) -> Any:
 
 
 def _parse_get_workflow(response: httpx.Response) -> Any:
+    return models.WorkflowSummary.model_validate(response.json())
+
+
+def _parse_archive_workflow(response: httpx.Response) -> Any:
+    return models.WorkflowSummary.model_validate(response.json())
+
+
+def _parse_restore_workflow(response: httpx.Response) -> Any:
     return models.WorkflowSummary.model_validate(response.json())
 
 
@@ -1004,6 +1105,23 @@ class _AgentsExecutions:
         request = _build_rename_agent_execution_expected_file(execution_id, filename, body)
         return _parse_rename_agent_execution_expected_file(self._client._send(request))  # type: ignore[no-any-return]
 
+    def promote(
+        self,
+        execution_id: str,
+        body: models.PromoteAgentExecutionBody | Mapping[str, Any],
+    ) -> models.AgentExecutionPromotion:
+        """PUT /api/v1/agents/executions/{executionId}/promotion: Promote an execution to a dataset example"""
+        request = _build_promote_agent_execution(execution_id, body)
+        return _parse_promote_agent_execution(self._client._send(request))  # type: ignore[no-any-return]
+
+    def demote(
+        self,
+        execution_id: str,
+    ) -> models.AgentExecutionDemotion:
+        """DELETE /api/v1/agents/executions/{executionId}/promotion: Withdraw an execution's promotion"""
+        request = _build_demote_agent_execution(execution_id)
+        return _parse_demote_agent_execution(self._client._send(request))  # type: ignore[no-any-return]
+
     def download_file(
         self,
         execution_id: str,
@@ -1026,11 +1144,14 @@ class _Agents:
         self,
         *,
         search: str | None = None,
+        include_archived: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> models.ListAgentsResponse:
         """GET /api/v1/agents: List agents"""
-        request = _build_list_agents(search=search, limit=limit, offset=offset)
+        request = _build_list_agents(
+            search=search, include_archived=include_archived, limit=limit, offset=offset
+        )
         return _parse_list_agents(self._client._send(request))  # type: ignore[no-any-return]
 
     def create(
@@ -1060,6 +1181,22 @@ class _Agents:
         request = _build_update_agent(agent_id, body)
         return _parse_update_agent(self._client._send(request))  # type: ignore[no-any-return]
 
+    def archive(
+        self,
+        agent_id: str,
+    ) -> models.AgentResponse:
+        """POST /api/v1/agents/{agentId}/archive: Archive an agent"""
+        request = _build_archive_agent(agent_id)
+        return _parse_archive_agent(self._client._send(request))  # type: ignore[no-any-return]
+
+    def restore(
+        self,
+        agent_id: str,
+    ) -> models.AgentResponse:
+        """POST /api/v1/agents/{agentId}/restore: Restore an archived agent"""
+        request = _build_restore_agent(agent_id)
+        return _parse_restore_agent(self._client._send(request))  # type: ignore[no-any-return]
+
     def run(
         self,
         agent_id: str,
@@ -1080,8 +1217,8 @@ class _Agents:
         *,
         path: str | None = None,
         prefix: str | None = None,
-    ) -> models.ListAgentFilesResponse | bytes:
-        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or download one"""
+    ) -> models.AgentFilesAnswer:
+        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or read one"""
         request = _build_list_agent_files(agent_id, path=path, prefix=prefix)
         return _parse_list_agent_files(self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1181,12 +1318,18 @@ class _Workflows:
         search: str | None = None,
         name: str | None = None,
         kind: Literal["workflow", "block"] | None = None,
+        include_archived: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> models.ListWorkflowsResponse:
         """GET /api/v1/workflows: List workflows"""
         request = _build_list_workflows(
-            search=search, name=name, kind=kind, limit=limit, offset=offset
+            search=search,
+            name=name,
+            kind=kind,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
         )
         return _parse_list_workflows(self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1205,6 +1348,22 @@ class _Workflows:
         """GET /api/v1/workflows/{id}: Get a workflow"""
         request = _build_get_workflow(id)
         return _parse_get_workflow(self._client._send(request))  # type: ignore[no-any-return]
+
+    def archive(
+        self,
+        id: str,
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows/{id}/archive: Archive a workflow"""
+        request = _build_archive_workflow(id)
+        return _parse_archive_workflow(self._client._send(request))  # type: ignore[no-any-return]
+
+    def restore(
+        self,
+        id: str,
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows/{id}/restore: Restore an archived workflow"""
+        request = _build_restore_workflow(id)
+        return _parse_restore_workflow(self._client._send(request))  # type: ignore[no-any-return]
 
     def run(
         self,
@@ -1526,6 +1685,23 @@ class Async_AgentsExecutions:
         request = _build_rename_agent_execution_expected_file(execution_id, filename, body)
         return _parse_rename_agent_execution_expected_file(await self._client._send(request))  # type: ignore[no-any-return]
 
+    async def promote(
+        self,
+        execution_id: str,
+        body: models.PromoteAgentExecutionBody | Mapping[str, Any],
+    ) -> models.AgentExecutionPromotion:
+        """PUT /api/v1/agents/executions/{executionId}/promotion: Promote an execution to a dataset example"""
+        request = _build_promote_agent_execution(execution_id, body)
+        return _parse_promote_agent_execution(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def demote(
+        self,
+        execution_id: str,
+    ) -> models.AgentExecutionDemotion:
+        """DELETE /api/v1/agents/executions/{executionId}/promotion: Withdraw an execution's promotion"""
+        request = _build_demote_agent_execution(execution_id)
+        return _parse_demote_agent_execution(await self._client._send(request))  # type: ignore[no-any-return]
+
     def download_file(
         self,
         execution_id: str,
@@ -1548,11 +1724,14 @@ class Async_Agents:
         self,
         *,
         search: str | None = None,
+        include_archived: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> models.ListAgentsResponse:
         """GET /api/v1/agents: List agents"""
-        request = _build_list_agents(search=search, limit=limit, offset=offset)
+        request = _build_list_agents(
+            search=search, include_archived=include_archived, limit=limit, offset=offset
+        )
         return _parse_list_agents(await self._client._send(request))  # type: ignore[no-any-return]
 
     async def create(
@@ -1582,6 +1761,22 @@ class Async_Agents:
         request = _build_update_agent(agent_id, body)
         return _parse_update_agent(await self._client._send(request))  # type: ignore[no-any-return]
 
+    async def archive(
+        self,
+        agent_id: str,
+    ) -> models.AgentResponse:
+        """POST /api/v1/agents/{agentId}/archive: Archive an agent"""
+        request = _build_archive_agent(agent_id)
+        return _parse_archive_agent(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def restore(
+        self,
+        agent_id: str,
+    ) -> models.AgentResponse:
+        """POST /api/v1/agents/{agentId}/restore: Restore an archived agent"""
+        request = _build_restore_agent(agent_id)
+        return _parse_restore_agent(await self._client._send(request))  # type: ignore[no-any-return]
+
     async def run(
         self,
         agent_id: str,
@@ -1602,8 +1797,8 @@ class Async_Agents:
         *,
         path: str | None = None,
         prefix: str | None = None,
-    ) -> models.ListAgentFilesResponse | bytes:
-        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or download one"""
+    ) -> models.AgentFilesAnswer:
+        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or read one"""
         request = _build_list_agent_files(agent_id, path=path, prefix=prefix)
         return _parse_list_agent_files(await self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1703,12 +1898,18 @@ class Async_Workflows:
         search: str | None = None,
         name: str | None = None,
         kind: Literal["workflow", "block"] | None = None,
+        include_archived: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> models.ListWorkflowsResponse:
         """GET /api/v1/workflows: List workflows"""
         request = _build_list_workflows(
-            search=search, name=name, kind=kind, limit=limit, offset=offset
+            search=search,
+            name=name,
+            kind=kind,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
         )
         return _parse_list_workflows(await self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1727,6 +1928,22 @@ class Async_Workflows:
         """GET /api/v1/workflows/{id}: Get a workflow"""
         request = _build_get_workflow(id)
         return _parse_get_workflow(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def archive(
+        self,
+        id: str,
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows/{id}/archive: Archive a workflow"""
+        request = _build_archive_workflow(id)
+        return _parse_archive_workflow(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def restore(
+        self,
+        id: str,
+    ) -> models.WorkflowSummary:
+        """POST /api/v1/workflows/{id}/restore: Restore an archived workflow"""
+        request = _build_restore_workflow(id)
+        return _parse_restore_workflow(await self._client._send(request))  # type: ignore[no-any-return]
 
     async def run(
         self,

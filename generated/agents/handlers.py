@@ -30,6 +30,7 @@ class AgentsHandlers(Protocol):
         self,
         *,
         search: str | None = None,
+        include_archived: bool = False,
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListAgentsResponse | Response:
@@ -62,6 +63,22 @@ class AgentsHandlers(Protocol):
         """PATCH /api/v1/agents/{agentId}: Update an agent"""
         ...
 
+    async def archive_agent(
+        self,
+        *,
+        agent_id: str,
+    ) -> models.AgentResponse | Response:
+        """POST /api/v1/agents/{agentId}/archive: Archive an agent"""
+        ...
+
+    async def restore_agent(
+        self,
+        *,
+        agent_id: str,
+    ) -> models.AgentResponse | Response:
+        """POST /api/v1/agents/{agentId}/restore: Restore an archived agent"""
+        ...
+
     async def run_agent(
         self,
         *,
@@ -79,8 +96,8 @@ class AgentsHandlers(Protocol):
         agent_id: str,
         path: str | None = None,
         prefix: str | None = None,
-    ) -> models.ListAgentFilesResponse | Response:
-        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or download one"""
+    ) -> models.AgentFilesAnswer | Response:
+        """GET /api/v1/agents/{agentId}/files: List the agent's live files, or read one"""
         ...
 
     async def put_agent_file(
@@ -252,6 +269,23 @@ class AgentsHandlers(Protocol):
         """PATCH /api/v1/agents/executions/{executionId}/expected/{filename}: Rename an expected file"""
         ...
 
+    async def promote_agent_execution(
+        self,
+        *,
+        execution_id: str,
+        body: models.PromoteAgentExecutionBody,
+    ) -> models.AgentExecutionPromotion | Response:
+        """PUT /api/v1/agents/executions/{executionId}/promotion: Promote an execution to a dataset example"""
+        ...
+
+    async def demote_agent_execution(
+        self,
+        *,
+        execution_id: str,
+    ) -> models.AgentExecutionDemotion | Response:
+        """DELETE /api/v1/agents/executions/{executionId}/promotion: Withdraw an execution's promotion"""
+        ...
+
     async def download_agent_execution_file(
         self,
         *,
@@ -268,6 +302,7 @@ class AgentsHandlers(Protocol):
         search: str | None = None,
         name: str | None = None,
         kind: Literal["workflow", "block"] | None = None,
+        include_archived: bool = False,
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListWorkflowsResponse | Response:
@@ -288,6 +323,22 @@ class AgentsHandlers(Protocol):
         id: str,
     ) -> models.WorkflowSummary | Response:
         """GET /api/v1/workflows/{id}: Get a workflow"""
+        ...
+
+    async def archive_workflow(
+        self,
+        *,
+        id: str,
+    ) -> models.WorkflowSummary | Response:
+        """POST /api/v1/workflows/{id}/archive: Archive a workflow"""
+        ...
+
+    async def restore_workflow(
+        self,
+        *,
+        id: str,
+    ) -> models.WorkflowSummary | Response:
+        """POST /api/v1/workflows/{id}/restore: Restore an archived workflow"""
         ...
 
     async def run_workflow(

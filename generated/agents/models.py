@@ -197,20 +197,12 @@ class Network(StrEnum):
     outbound = "outbound"
 
 
-class AgentConfig(BaseModel):
+class AgentApiTrigger(BaseModel):
     """
-    The agent's manifest. An execution runs `entrypoint` (an argument vector, no shell) in a
-    copy of the agent's workspace (`$AGENT_WORKSPACE_DIR`, the working directory), with the
-    execution's input as JSON in `$AGENT_INPUT_DIR/input.json` and its input files in
-    `$AGENT_INPUT_DIR/files/`; the agent writes its JSON result to
-    `$AGENT_OUTPUT_DIR/output.json` and output files to `$AGENT_OUTPUT_DIR`, optionally
-    `issues.md` and `trace.jsonl`. An execution that runs longer than
-    `timeoutSeconds` is stopped and `failed`. When `inputSchema` is set, an input that does
-    not match it is refused with 400; when `outputSchema` is set, the result is checked
-    against it and the execution's `schemaValid` records the outcome. In requests, `null` or
-    an omitted config means the default manifest (`["python", "main.py"]`, 300 seconds, no
-    schemas, no network). Every execution runs isolated: see the service's security
-    documentation.
+    Runs through this API (`POST /agents/{agentId}/run` and reruns). When `enabled` is
+    `false` those answer 403 (`code: forbidden`, "The API trigger of agent '…' is
+    disabled"); the agent still runs as a step of a workflow, and its executions can be read
+    and reviewed as before.
 
     """
 
@@ -218,43 +210,7 @@ class AgentConfig(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    entrypoint: Annotated[
-        list[EntrypointItem],
-        Field(
-            description="Command and arguments, run from the workspace root.",
-            max_length=64,
-            min_length=1,
-        ),
-    ]
-    timeout_seconds: Annotated[
-        StrictInt,
-        Field(
-            alias="timeoutSeconds",
-            description="Maximum running time of one execution, in seconds.",
-            ge=1,
-            le=86400,
-        ),
-    ] = 300
-    input_schema: Annotated[
-        dict[str, Any] | None | MISSING,
-        Field(
-            alias="inputSchema",
-            description="JSON Schema (draft 2020-12) the execution input must match; `null` for none.",
-        ),
-    ] = MISSING
-    output_schema: Annotated[
-        dict[str, Any] | None | MISSING,
-        Field(
-            alias="outputSchema",
-            description="JSON Schema the execution output is checked against; `null` for none.",
-        ),
-    ] = MISSING
-    network: Annotated[
-        Network,
-        Field(
-            description="What the agent's program may reach on the network. `none` (the default): nothing,\nnot even the host it runs on. `outbound`: HTTP and HTTPS to public addresses\nthrough the proxy that `HTTP_PROXY` and `HTTPS_PROXY` name (CONNECT tunnels any\nTCP stream); loopback, private, link-local and the host's own services stay\nunreachable unless the operator allowlists them.\n"
-        ),
-    ] = Network.none
+    enabled: StrictBool = True
 
 
 class AgentStats(BaseModel):
@@ -298,24 +254,31 @@ class AgentStats(BaseModel):
             ge=0.0,
         ),
     ] = MISSING
+    avg_credits: Annotated[
+        StrictFloat | None | MISSING,
+        Field(
+            alias="avgCredits",
+            description="Mean credits an execution was billed. Always `null` here: this service meters no\ncredits (an execution's `cost` reports the resources it used instead).\n",
+            ge=0.0,
+        ),
+    ] = MISSING
 
 
-class AgentSummary(BaseModel):
+class SourceIntegrity(StrEnum):
     """
-    An agent.
+    Whether the agent's program is in its workspace: `healthy` when the file the
+    entrypoint runs is a workspace file (for an interpreter entrypoint such as
+    `[python, main.py]`, its script; otherwise the program itself when it is a relative
+    path) or the entrypoint names no workspace file (e.g. `[bash, -c, …]`);
+    `source_missing` when it names one that is absent, so a run would fail.
+    `unregistered` (the product's agents whose source is not registered with it) never
+    occurs here: every agent's source is its workspace.
+
     """
 
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
-    slug: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_-]{0,63}$")]
-    name: Annotated[str, Field(max_length=200, min_length=1)]
-    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
-    config: AgentConfig | None
-    stats: AgentStats
-    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
-    updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
+    healthy = "healthy"
+    source_missing = "source_missing"
+    unregistered = "unregistered"
 
 
 class AgentFileEntry(BaseModel):
@@ -372,90 +335,6 @@ class AgentDataset(BaseModel):
     ]
 
 
-class ListAgentsResponse(BaseModel):
-    """
-    One page of agents, with their execution statistics.
-    """
-
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    data: Annotated[list[AgentSummary], Field(max_length=200)]
-    total: Annotated[
-        StrictInt,
-        Field(
-            description="Number of agents matching the query (all pages).",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    limit: Annotated[StrictInt, Field(ge=1, le=200)]
-    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
-
-
-class CreateAgentBody(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    name: Annotated[str, Field(max_length=200, min_length=1)]
-    slug: Annotated[
-        str,
-        Field(
-            description="Unique among the tenant's agents; `executions` is reserved.",
-            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
-        ),
-    ]
-    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
-    config: AgentConfig | None | MISSING = MISSING
-
-
-class CreateAgentResponse(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    agent: AgentSummary
-
-
-class GetAgentResponse(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    agent: AgentSummary
-    files: Annotated[
-        list[AgentFileEntry] | None | MISSING,
-        Field(
-            description="The workspace's live files (only with `include=files`).",
-            max_length=10000,
-        ),
-    ] = MISSING
-    dataset: AgentDataset | None | MISSING = MISSING
-
-
-class PatchAgentBody(BaseModel):
-    """
-    Fields to change; omitted (or `null` name/config) fields are kept.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    name: Annotated[str | None | MISSING, Field(max_length=200, min_length=1)] = MISSING
-    description: Annotated[
-        str | None | MISSING,
-        Field(description="New description; `null` clears it.", max_length=2000),
-    ] = MISSING
-    config: AgentConfig | None | MISSING = MISSING
-
-
-class PatchAgentResponse(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    agent: AgentSummary
-
-
 class RunAgentBody(BaseModel):
     """
     Input of an agent run.
@@ -481,9 +360,18 @@ class RunAgentBody(BaseModel):
 
 class RunAgentMultipartBody(BaseModel):
     """
-    Agent run with file inputs. `_json` carries the `RunAgentBody` as JSON text (optional,
-    default `{}`); every other part must be a file, sent as-is (no base64) and named after
-    the input key it fills. Files are stored in the execution's `input/` files.
+    Agent run with file inputs. `_json` (optional) is a JSON object in one of two shapes;
+    every other part must be a file, sent as-is (no base64) and named after the input key it
+    fills. Files are stored in the execution's `input/` files.
+
+    - **Wrapped** (`RunAgentBody`): an object whose keys are only `input` and/or `metadata`,
+      each an object or `null`, e.g. `{"input": {"customer": "ACME"}, "metadata": {…}}`.
+    - **Bare**: any other object is the input itself, e.g. `{"customer": "ACME"}` (what the
+      `eigenpal` SDK sends: its scalar inputs).
+
+    The rule looks at the keys and value types only, never at the agent: an input whose only
+    keys are `input` and/or `metadata` with object or `null` values must be sent wrapped
+    (`{"input": {"input": {…}}}`). `{}` and an absent `_json` both mean no scalar inputs.
 
     """
 
@@ -498,41 +386,25 @@ class RunAgentMultipartBody(BaseModel):
         str | MISSING,
         Field(
             alias="_json",
-            description='`RunAgentBody` as JSON, e.g. `{"input": {"customer": "ACME"}}`.',
+            description="The scalar inputs as JSON: the input object itself, or a `RunAgentBody`.\n",
             max_length=1048576,
         ),
     ] = MISSING
 
 
-class RunAgentResponse(BaseModel):
+class RunCost(BaseModel):
     """
-    The started execution. Without `wait_for_completion`, `status` is the status at
-    creation (`created` or `pending`) and the other fields are `null`. With it, `status` is
-    the terminal status (then `output`, `schemaValid` and `error` are filled as on the
-    execution) or `timeout` when the wait elapsed first.
+    What a finished execution used, as this service measures it: `durationMs`, the wall
+    time from its start to its end (the execution's `durationMs`; `null` when it never
+    started, e.g. cancelled while pending). This service bills no credits, so none are
+    reported. Present only for terminal executions.
 
     """
 
     model_config = ConfigDict(
         validate_by_name=True,
     )
-    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
-    status: RunAgentStatus
-    output: Annotated[
-        Any | None | MISSING,
-        Field(description="The agent's JSON result (completed executions)."),
-    ] = MISSING
-    schema_valid: Annotated[
-        StrictBool | None | MISSING,
-        Field(
-            alias="schemaValid",
-            description="Whether `output` matched the agent's `outputSchema`; `null` without one.",
-        ),
-    ] = MISSING
-    error: Annotated[
-        str | None | MISSING,
-        Field(description="Why the execution failed or was rejected.", max_length=10000),
-    ] = MISSING
+    duration_ms: Annotated[StrictInt | None, Field(alias="durationMs", ge=0, le=9007199254740991)]
 
 
 class RerunAgentExecutionResponse(BaseModel):
@@ -675,6 +547,38 @@ class ListAgentFilesResponse(BaseModel):
     files: Annotated[list[AgentFileEntry], Field(max_length=10000)]
 
 
+class AgentFileContent(BaseModel):
+    """
+    One workspace file with its content: exactly one of `content` (the file is valid UTF-8,
+    given as text) and `contentBase64` (any other bytes) is present.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024)]
+    content: Annotated[str | MISSING, Field(max_length=5242880)] = MISSING
+    content_base64: Annotated[
+        str | MISSING,
+        Field(
+            alias="contentBase64",
+            max_length=7000000,
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+        ),
+    ] = MISSING
+    content_type: Annotated[str | None, Field(alias="contentType", max_length=255)]
+    size_bytes: Annotated[StrictInt, Field(alias="sizeBytes", ge=0, le=9007199254740991)]
+    updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
+
+
+class AgentFilesAnswer(RootModel[ListAgentFilesResponse | AgentFileContent]):
+    root: Annotated[
+        ListAgentFilesResponse | AgentFileContent,
+        Field(description="`ListAgentFilesResponse` without `path`; `AgentFileContent` with it."),
+    ]
+
+
 class ExpectedFile(BaseModel):
     """
     One expected file of an execution.
@@ -787,8 +691,10 @@ class AgentExecutionFeedback(BaseModel):
 
 class AgentExecutionSummary(BaseModel):
     """
-    An agent execution. `feedback`, `expected`/`expectedFiles` and `files` are filled only
-    when asked for with `include` (otherwise `null`).
+    An agent execution. `feedback`, `expected`/`expectedFiles` and `files` are present only
+    when asked for with `include` (otherwise the keys are absent); when asked for,
+    `feedback` is `null` if there is none and `expected` is `null` if no expected JSON is
+    set.
 
     """
 
@@ -851,7 +757,7 @@ class AgentExecutionSummary(BaseModel):
         Any | None | MISSING, Field(description="Expected JSON (`include=expected`).")
     ] = MISSING
     expected_files: Annotated[
-        list[ExpectedFile] | None | MISSING,
+        list[ExpectedFile] | MISSING,
         Field(
             alias="expectedFiles",
             description="Expected files (`include=expected`).",
@@ -929,6 +835,10 @@ class UpdateAgentExecutionFeedbackBody(BaseModel):
     feedback without `status` starts `open`. Setting `status` to `resolved` stamps
     `resolvedAt`/`resolvedBy`.
 
+    `feedback`, `feedbackRating` and `feedbackStatus` are aliases of `body`, `rating` and
+    `status` (the `eigenpal` SDK sends either spelling). A field and its alias together are
+    a 400 naming the alias (`FeedbackFieldAndAlias`).
+
     """
 
     model_config = ConfigDict(
@@ -936,12 +846,89 @@ class UpdateAgentExecutionFeedbackBody(BaseModel):
         validate_by_name=True,
     )
     body: Annotated[str | None | MISSING, Field(max_length=20000)] = MISSING
+    feedback: Annotated[
+        str | None | MISSING, Field(description="Alias of `body`.", max_length=20000)
+    ] = MISSING
     rating: FeedbackRating | None | MISSING = MISSING
+    feedback_rating: Annotated[FeedbackRating | None | MISSING, Field(alias="feedbackRating")] = (
+        MISSING
+    )
     status: FeedbackStatus | None | MISSING = MISSING
+    feedback_status: Annotated[FeedbackStatus | None | MISSING, Field(alias="feedbackStatus")] = (
+        MISSING
+    )
     expected: Annotated[
         Any | None | MISSING,
         Field(description="Structured expected JSON (any JSON value)."),
     ] = MISSING
+
+
+class PromoteAgentExecutionBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    name: Annotated[
+        str,
+        Field(
+            description="The example's name, unique among the agent's examples: no control, zero-width or\nbidirectional formatting character, no space at either end.\n",
+            max_length=200,
+            min_length=1,
+            pattern="^[^\\s\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff](?:[^\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]{0,198}[^\\s\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff])?$",
+        ),
+    ]
+
+
+class AgentExecutionPromotion(BaseModel):
+    """
+    The dataset example an execution was promoted to.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    agent_id: Annotated[str, Field(alias="agentId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    example_name: Annotated[str, Field(alias="exampleName", max_length=200)]
+    created_at: Annotated[
+        AwareDatetime,
+        Field(
+            alias="createdAt",
+            description="When the example was made (the first promotion).",
+        ),
+    ]
+
+
+class RemovedExample(RootModel[str]):
+    root: Annotated[str, Field(max_length=200)]
+
+
+class AgentExecutionDemotion(BaseModel):
+    """
+    What withdrawing a promotion removed.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    removed_examples: Annotated[
+        list[RemovedExample],
+        Field(
+            alias="removedExamples",
+            description="Names of the examples deleted (empty when the execution was not promoted).",
+            max_length=1000,
+        ),
+    ]
+
+
+class FeedbackFieldAndAlias(RootModel[Any]):
+    root: Annotated[
+        Any,
+        Field(
+            description="A feedback update giving a field and its alias together (`body` and `feedback`,\n`rating` and `feedbackRating`, or `status` and `feedbackStatus`), which is refused.\n"
+        ),
+    ]
 
 
 class AgentExecutionExpectedArtifacts(BaseModel):
@@ -1085,6 +1072,13 @@ class WorkflowSummary(BaseModel):
     yaml_content: Annotated[
         str | None | MISSING, Field(alias="yamlContent", max_length=1048576)
     ] = MISSING
+    archived_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="archivedAt",
+            description="When the workflow was archived; `null` while it is active.",
+        ),
+    ]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
 
@@ -1281,35 +1275,12 @@ class RunWorkflowMultipartBody(BaseModel):
     ] = MISSING
 
 
-class StatusEnum(StrEnum):
-    """
-    An `ExecutionStatus`; `null` without `wait_for_completion`.
-    """
-
-    created = "created"
-    pending = "pending"
-    running = "running"
-    waiting = "waiting"
-    finalizing = "finalizing"
-    completed = "completed"
-    failed = "failed"
-    cancelled = "cancelled"
-    rejected = "rejected"
-
-
-class Status(RootModel[StatusEnum | None | MISSING]):
-    root: Annotated[
-        StatusEnum | None | MISSING,
-        Field(description="An `ExecutionStatus`; `null` without `wait_for_completion`."),
-    ] = MISSING
-
-
 class RunWorkflowResponse(BaseModel):
     """
-    The created execution. Without `wait_for_completion` only `executionId` is set (the
-    others are `null`). With it, `status` is the status when the wait ended (terminal, or
-    the current one when the wait elapsed), `result` the result when `completed` and
-    `error` the reason when `failed`, `cancelled` or `rejected`.
+    The created execution. Without `wait_for_completion` only `executionId` is present (no
+    other key). With it, `status` is the status when the wait ended (terminal, or the
+    current one when the wait elapsed), `result` the result when `completed` (else `null`)
+    and `error` the reason when `failed`, `cancelled` or `rejected` (else `null`).
 
     """
 
@@ -1317,10 +1288,7 @@ class RunWorkflowResponse(BaseModel):
         validate_by_name=True,
     )
     execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
-    status: Annotated[
-        Status | None | MISSING,
-        Field(description="An `ExecutionStatus`; `null` without `wait_for_completion`."),
-    ] = MISSING
+    status: ExecutionStatus | MISSING = MISSING
     result: Any | None | MISSING = MISSING
     error: Annotated[str | None | MISSING, Field(max_length=10000)] = MISSING
 
@@ -1499,3 +1467,298 @@ class CancelWorkflowExecutionResponse(BaseModel):
     execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
     status: CancelOutcome
     was_status: Annotated[ExecutionStatus, Field(alias="wasStatus")]
+
+
+class AgentTriggers(BaseModel):
+    """
+    How the agent may be started.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    api: AgentApiTrigger | MISSING = MISSING
+
+
+class RunAgentResponse(BaseModel):
+    """
+    The started execution. Without `wait_for_completion`, `status` is the status at
+    creation (`created` or `pending`), `output`, `schemaValid` and `error` are `null` and
+    `cost` is absent. With it, `status` is the terminal status (then `output`,
+    `schemaValid` and `error` are filled as on the execution, and `cost` is present) or
+    `timeout` when the wait elapsed first (no `cost`).
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    status: RunAgentStatus
+    output: Annotated[
+        Any | None | MISSING,
+        Field(description="The agent's JSON result (completed executions)."),
+    ] = MISSING
+    schema_valid: Annotated[
+        StrictBool | None | MISSING,
+        Field(
+            alias="schemaValid",
+            description="Whether `output` matched the agent's `outputSchema`; `null` without one.",
+        ),
+    ] = MISSING
+    error: Annotated[
+        str | None | MISSING,
+        Field(description="Why the execution failed or was rejected.", max_length=10000),
+    ] = MISSING
+    cost: RunCost | MISSING = MISSING
+
+
+class AgentConfig(BaseModel):
+    """
+    The agent's manifest. An execution runs `entrypoint` (an argument vector, no shell) in a
+    copy of the agent's workspace (`$AGENT_WORKSPACE_DIR`, the working directory), with the
+    execution's input as JSON in `$AGENT_INPUT_DIR/input.json` and its input files in
+    `$AGENT_INPUT_DIR/files/`; the agent writes its JSON result to
+    `$AGENT_OUTPUT_DIR/output.json` and output files to `$AGENT_OUTPUT_DIR`, optionally
+    `issues.md` and `trace.jsonl`. An execution that runs longer than
+    `timeoutSeconds` is stopped and `failed`. When `inputSchema` is set, an input that does
+    not match it is refused with 400; when `outputSchema` is set, the result is checked
+    against it and the execution's `schemaValid` records the outcome. In requests, `null` or
+    an omitted config means the default manifest (`["python", "main.py"]`, 300 seconds, no
+    schemas, no network, API trigger enabled). A config that omits a field gets its default
+    (`entrypoint` included), so `{"triggers": {"api": {"enabled": false}}}` is a whole
+    manifest. Every execution runs isolated: see the service's security documentation.
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    entrypoint: Annotated[
+        list[EntrypointItem] | MISSING,
+        Field(
+            description="Command and arguments, run from the workspace root (default `[python, main.py]`).\n",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = MISSING
+    timeout_seconds: Annotated[
+        StrictInt,
+        Field(
+            alias="timeoutSeconds",
+            description="Maximum running time of one execution, in seconds.",
+            ge=1,
+            le=86400,
+        ),
+    ] = 300
+    input_schema: Annotated[
+        dict[str, Any] | None | MISSING,
+        Field(
+            alias="inputSchema",
+            description="JSON Schema (draft 2020-12) the execution input must match; `null` for none.",
+        ),
+    ] = MISSING
+    output_schema: Annotated[
+        dict[str, Any] | None | MISSING,
+        Field(
+            alias="outputSchema",
+            description="JSON Schema the execution output is checked against; `null` for none.",
+        ),
+    ] = MISSING
+    network: Annotated[
+        Network,
+        Field(
+            description="What the agent's program may reach on the network. `none` (the default): nothing,\nnot even the host it runs on. `outbound`: HTTP and HTTPS to public addresses\nthrough the proxy that `HTTP_PROXY` and `HTTPS_PROXY` name (CONNECT tunnels any\nTCP stream); loopback, private, link-local and the host's own services stay\nunreachable unless the operator allowlists them.\n"
+        ),
+    ] = Network.none
+    triggers: AgentTriggers | MISSING = MISSING
+
+
+class AgentManifest(BaseModel):
+    """
+    An agent's manifest as stored: an `AgentConfig` with every default filled in (also the
+    content of the workspace file `agent.json`).
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    entrypoint: Annotated[
+        list[EntrypointItem],
+        Field(
+            description="Command and arguments, run from the workspace root (default `[python, main.py]`).\n",
+            max_length=64,
+            min_length=1,
+        ),
+    ]
+    timeout_seconds: Annotated[
+        StrictInt,
+        Field(
+            alias="timeoutSeconds",
+            description="Maximum running time of one execution, in seconds.",
+            ge=1,
+            le=86400,
+        ),
+    ]
+    input_schema: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="inputSchema",
+            description="JSON Schema (draft 2020-12) the execution input must match; `null` for none.",
+        ),
+    ]
+    output_schema: Annotated[
+        dict[str, Any] | None,
+        Field(
+            alias="outputSchema",
+            description="JSON Schema the execution output is checked against; `null` for none.",
+        ),
+    ]
+    network: Annotated[
+        Network,
+        Field(
+            description="What the agent's program may reach on the network. `none` (the default): nothing,\nnot even the host it runs on. `outbound`: HTTP and HTTPS to public addresses\nthrough the proxy that `HTTP_PROXY` and `HTTPS_PROXY` name (CONNECT tunnels any\nTCP stream); loopback, private, link-local and the host's own services stay\nunreachable unless the operator allowlists them.\n"
+        ),
+    ]
+    triggers: AgentTriggers
+
+
+class AgentSummary(BaseModel):
+    """
+    An agent.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    slug: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_-]{0,63}$")]
+    name: Annotated[str, Field(max_length=200, min_length=1)]
+    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
+    config: AgentManifest
+    stats: AgentStats
+    source_integrity: Annotated[SourceIntegrity, Field(alias="sourceIntegrity")]
+    latest_version: Annotated[
+        str | None,
+        Field(
+            alias="latestVersion",
+            description="The agent's latest released version. Always `null` here: agents are not released in\nversions; executions run the live workspace (see `latestCommit`).\n",
+            max_length=64,
+        ),
+    ]
+    latest_commit: Annotated[
+        str | None,
+        Field(
+            alias="latestCommit",
+            description="The revision of the workspace's current content: the SHA-256 of its snapshot\ndocument (every file's path and content hash), the same snapshot an execution\nstarted now records. It changes whenever a file is written.\n",
+            pattern="^[0-9a-f]{64}$",
+        ),
+    ]
+    archived_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="archivedAt",
+            description="When the agent was archived; `null` while it is active.",
+        ),
+    ]
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
+
+
+class ListAgentsResponse(BaseModel):
+    """
+    One page of agents, with their execution statistics.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    data: Annotated[list[AgentSummary], Field(max_length=200)]
+    total: Annotated[
+        StrictInt,
+        Field(
+            description="Number of agents matching the query (all pages).",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ]
+    limit: Annotated[StrictInt, Field(ge=1, le=200)]
+    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
+
+
+class CreateAgentBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    name: Annotated[str, Field(max_length=200, min_length=1)]
+    slug: Annotated[
+        str,
+        Field(
+            description="Unique among the tenant's agents; `executions` is reserved.",
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+        ),
+    ]
+    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
+    config: AgentConfig | None | MISSING = MISSING
+
+
+class CreateAgentResponse(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    agent: AgentSummary
+
+
+class GetAgentResponse(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    agent: AgentSummary
+    files: Annotated[
+        list[AgentFileEntry] | None | MISSING,
+        Field(
+            description="The workspace's live files (only with `include=files`).",
+            max_length=10000,
+        ),
+    ] = MISSING
+    dataset: AgentDataset | None | MISSING = MISSING
+
+
+class PatchAgentBody(BaseModel):
+    """
+    Fields to change; omitted (or `null` name/config) fields are kept.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    name: Annotated[str | None | MISSING, Field(max_length=200, min_length=1)] = MISSING
+    description: Annotated[
+        str | None | MISSING,
+        Field(description="New description; `null` clears it.", max_length=2000),
+    ] = MISSING
+    config: AgentConfig | None | MISSING = MISSING
+
+
+class PatchAgentResponse(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    agent: AgentSummary
+
+
+class AgentResponse(BaseModel):
+    """
+    One agent.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    agent: AgentSummary

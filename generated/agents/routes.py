@@ -63,6 +63,7 @@ _UPLOAD_AGENT_FILES_BODY = TypeAdapter(models.AgentFilesBody)
 _UPDATE_AGENT_EXECUTION_FEEDBACK_BODY = TypeAdapter(models.UpdateAgentExecutionFeedbackBody)
 _ADD_AGENT_EXECUTION_EXPECTED_FILE_BODY = TypeAdapter(models.CopyAgentExecutionOutputToExpectedBody)
 _RENAME_AGENT_EXECUTION_EXPECTED_FILE_BODY = TypeAdapter(models.RenameExpectedFileBody)
+_PROMOTE_AGENT_EXECUTION_BODY = TypeAdapter(models.PromoteAgentExecutionBody)
 _CREATE_WORKFLOW_BODY = TypeAdapter(models.CreateWorkflowBody)
 _RUN_WORKFLOW_BODY = TypeAdapter(models.RunWorkflowBody)
 _RELEASE_WORKFLOW_VERSION_BODY = TypeAdapter(models.ReleaseWorkflowVersionBody)
@@ -98,11 +99,14 @@ class AgentsRoutes:
         self,
         request: Request,
         search: Annotated[str | None, Param("search"), Field(min_length=1, max_length=200)] = None,
+        include_archived: Annotated[bool, Param("includeArchived")] = False,
         limit: Annotated[int, Param("limit"), Field(ge=1, le=200)] = 50,
         offset: Annotated[int, Param("offset"), Field(ge=0, le=1000000)] = 0,
     ) -> Response:
         """GET /api/v1/agents"""
-        result = await self._handlers.list_agents(search=search, limit=limit, offset=offset)
+        result = await self._handlers.list_agents(
+            search=search, include_archived=include_archived, limit=limit, offset=offset
+        )
         return success(result, 200, None)
 
     @Post(
@@ -164,6 +168,36 @@ class AgentsRoutes:
         return success(result, 200, None)
 
     @Post(
+        "/api/v1/agents/{agentId:[A-Za-z0-9_-]{1,64}}/archive",
+        status=200,
+        operation_id="archive_agent",
+        produces=("application/json",),
+    )
+    async def archive_agent(
+        self,
+        request: Request,
+        agent_id: Annotated[str, Param("agentId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """POST /api/v1/agents/{agentId}/archive"""
+        result = await self._handlers.archive_agent(agent_id=agent_id)
+        return success(result, 200, None)
+
+    @Post(
+        "/api/v1/agents/{agentId:[A-Za-z0-9_-]{1,64}}/restore",
+        status=200,
+        operation_id="restore_agent",
+        produces=("application/json",),
+    )
+    async def restore_agent(
+        self,
+        request: Request,
+        agent_id: Annotated[str, Param("agentId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """POST /api/v1/agents/{agentId}/restore"""
+        result = await self._handlers.restore_agent(agent_id=agent_id)
+        return success(result, 200, None)
+
+    @Post(
         "/api/v1/agents/{agentId:[A-Za-z0-9_-]{1,64}}/run",
         status=202,
         operation_id="run_agent",
@@ -186,6 +220,7 @@ class AgentsRoutes:
             json_adapter=_RUN_AGENT_BODY,
             form_fields=_RUN_AGENT_FORM,
             json_field="_json",
+            json_bare_field="input",
         )
         result = await self._handlers.run_agent(
             agent_id=agent_id,
@@ -199,7 +234,7 @@ class AgentsRoutes:
         "/api/v1/agents/{agentId:[A-Za-z0-9_-]{1,64}}/files",
         status=200,
         operation_id="list_agent_files",
-        produces=("application/json", "application/octet-stream"),
+        produces=("application/json",),
     )
     async def list_agent_files(
         self,
@@ -612,6 +647,41 @@ class AgentsRoutes:
         )
         return success(result, 200, None)
 
+    @Put(
+        "/api/v1/agents/executions/{executionId:[A-Za-z0-9_-]{1,64}}/promotion",
+        status=200,
+        operation_id="promote_agent_execution",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def promote_agent_execution(
+        self,
+        request: Request,
+        execution_id: Annotated[str, Param("executionId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """PUT /api/v1/agents/executions/{executionId}/promotion"""
+        body = validate_body(_PROMOTE_AGENT_EXECUTION_BODY, payload)
+        result = await self._handlers.promote_agent_execution(
+            execution_id=execution_id, body=cast("models.PromoteAgentExecutionBody", body)
+        )
+        return success(result, 200, None)
+
+    @Delete(
+        "/api/v1/agents/executions/{executionId:[A-Za-z0-9_-]{1,64}}/promotion",
+        status=200,
+        operation_id="demote_agent_execution",
+        produces=("application/json",),
+    )
+    async def demote_agent_execution(
+        self,
+        request: Request,
+        execution_id: Annotated[str, Param("executionId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """DELETE /api/v1/agents/executions/{executionId}/promotion"""
+        result = await self._handlers.demote_agent_execution(execution_id=execution_id)
+        return success(result, 200, None)
+
     @Get(
         "/api/v1/agents/executions/{executionId:[A-Za-z0-9_-]{1,64}}/files/{kind}/{filename:[A-Za-z0-9._()-][A-Za-z0-9._() /-]{0,254}}",
         status=200,
@@ -645,12 +715,18 @@ class AgentsRoutes:
         search: Annotated[str | None, Param("search"), Field(min_length=1, max_length=200)] = None,
         name: Annotated[str | None, Param("name"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")] = None,
         kind: Annotated[Literal["workflow", "block"] | None, Param("kind")] = None,
+        include_archived: Annotated[bool, Param("includeArchived")] = False,
         limit: Annotated[int, Param("limit"), Field(ge=1, le=100)] = 50,
         offset: Annotated[int, Param("offset"), Field(ge=0, le=1000000)] = 0,
     ) -> Response:
         """GET /api/v1/workflows"""
         result = await self._handlers.list_workflows(
-            search=search, name=name, kind=kind, limit=limit, offset=offset
+            search=search,
+            name=name,
+            kind=kind,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
         )
         return success(result, 200, None)
 
@@ -687,6 +763,36 @@ class AgentsRoutes:
         return success(result, 200, None)
 
     @Post(
+        "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}/archive",
+        status=200,
+        operation_id="archive_workflow",
+        produces=("application/json",),
+    )
+    async def archive_workflow(
+        self,
+        request: Request,
+        id: Annotated[str, Param("id"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """POST /api/v1/workflows/{id}/archive"""
+        result = await self._handlers.archive_workflow(id=id)
+        return success(result, 200, None)
+
+    @Post(
+        "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}/restore",
+        status=200,
+        operation_id="restore_workflow",
+        produces=("application/json",),
+    )
+    async def restore_workflow(
+        self,
+        request: Request,
+        id: Annotated[str, Param("id"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """POST /api/v1/workflows/{id}/restore"""
+        result = await self._handlers.restore_workflow(id=id)
+        return success(result, 200, None)
+
+    @Post(
         "/api/v1/workflows/{id:[A-Za-z0-9_-]{1,64}}/run",
         status=201,
         operation_id="run_workflow",
@@ -698,7 +804,7 @@ class AgentsRoutes:
         request: Request,
         id: Annotated[str, Param("id"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
         version: Annotated[
-            str, Param("version"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")
+            str, Param("version"), Field(pattern="^[A-Za-z0-9._-]{1,64}$")
         ] = "latest",
         wait_for_completion: Annotated[
             int | None, Param("wait_for_completion"), Field(ge=1, le=60)

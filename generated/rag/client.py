@@ -7,7 +7,17 @@ pydantic besides the models beside it::
         ...
 
 Every non-2xx answer raises a ``RagError`` subclass carrying ``status``, the parsed
-error body (``envelope``), ``request_id`` and, for 429, ``retry_after``.
+error body (``envelope``), ``request_id`` and, for 429, ``retry_after``:
+``RagValidationError`` (400/422),
+``RagAuthError`` (401),
+``RagForbiddenError`` (403),
+``RagNotFoundError`` (404),
+``RagConflictError`` (409),
+``RagPayloadTooLargeError`` (413),
+``RagUnsupportedMediaTypeError`` (415),
+``RagRateLimitError`` (429),
+``RagServerError`` (5xx) and ``RagTimeoutError`` (a timeout, ``status`` 0);
+any other status raises ``RagError`` itself.
 """
 
 from __future__ import annotations
@@ -36,6 +46,9 @@ __all__ = [
     "RagAuthError",
     "RagForbiddenError",
     "RagNotFoundError",
+    "RagConflictError",
+    "RagPayloadTooLargeError",
+    "RagUnsupportedMediaTypeError",
     "RagRateLimitError",
     "RagServerError",
     "RagTimeoutError",
@@ -84,6 +97,12 @@ class RagError(Exception):
 class RagValidationError(RagError):
     """400 or 422: the request was invalid."""
 
+    @property
+    def issues(self) -> list[Any]:
+        """The envelope's ``issues`` (empty when the body has none)."""
+        issues = self.envelope.get("issues") if isinstance(self.envelope, dict) else None
+        return issues if isinstance(issues, list) else []
+
 
 class RagAuthError(RagError):
     """401: missing or wrong credentials."""
@@ -95,6 +114,18 @@ class RagForbiddenError(RagError):
 
 class RagNotFoundError(RagError):
     """404: no such resource."""
+
+
+class RagConflictError(RagError):
+    """409: the request conflicts with the resource's current state."""
+
+
+class RagPayloadTooLargeError(RagError):
+    """413: the request body (or a part of it) is too large."""
+
+
+class RagUnsupportedMediaTypeError(RagError):
+    """415: the request body's content type is not accepted."""
 
 
 class RagRateLimitError(RagError):
@@ -111,10 +142,13 @@ class RagTimeoutError(RagError):
 
 _ERRORS: dict[int, type[RagError]] = {
     400: RagValidationError,
+    422: RagValidationError,
     401: RagAuthError,
     403: RagForbiddenError,
     404: RagNotFoundError,
-    422: RagValidationError,
+    409: RagConflictError,
+    413: RagPayloadTooLargeError,
+    415: RagUnsupportedMediaTypeError,
     429: RagRateLimitError,
 }
 

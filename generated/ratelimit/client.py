@@ -7,7 +7,17 @@ pydantic besides the models beside it::
         ...
 
 Every non-2xx answer raises a ``RatelimitError`` subclass carrying ``status``, the parsed
-error body (``envelope``), ``request_id`` and, for 429, ``retry_after``.
+error body (``envelope``), ``request_id`` and, for 429, ``retry_after``:
+``RatelimitValidationError`` (400/422),
+``RatelimitAuthError`` (401),
+``RatelimitForbiddenError`` (403),
+``RatelimitNotFoundError`` (404),
+``RatelimitConflictError`` (409),
+``RatelimitPayloadTooLargeError`` (413),
+``RatelimitUnsupportedMediaTypeError`` (415),
+``RatelimitRateLimitError`` (429),
+``RatelimitServerError`` (5xx) and ``RatelimitTimeoutError`` (a timeout, ``status`` 0);
+any other status raises ``RatelimitError`` itself.
 """
 
 from __future__ import annotations
@@ -36,6 +46,9 @@ __all__ = [
     "RatelimitAuthError",
     "RatelimitForbiddenError",
     "RatelimitNotFoundError",
+    "RatelimitConflictError",
+    "RatelimitPayloadTooLargeError",
+    "RatelimitUnsupportedMediaTypeError",
     "RatelimitRateLimitError",
     "RatelimitServerError",
     "RatelimitTimeoutError",
@@ -84,6 +97,12 @@ class RatelimitError(Exception):
 class RatelimitValidationError(RatelimitError):
     """400 or 422: the request was invalid."""
 
+    @property
+    def issues(self) -> list[Any]:
+        """The envelope's ``issues`` (empty when the body has none)."""
+        issues = self.envelope.get("issues") if isinstance(self.envelope, dict) else None
+        return issues if isinstance(issues, list) else []
+
 
 class RatelimitAuthError(RatelimitError):
     """401: missing or wrong credentials."""
@@ -95,6 +114,18 @@ class RatelimitForbiddenError(RatelimitError):
 
 class RatelimitNotFoundError(RatelimitError):
     """404: no such resource."""
+
+
+class RatelimitConflictError(RatelimitError):
+    """409: the request conflicts with the resource's current state."""
+
+
+class RatelimitPayloadTooLargeError(RatelimitError):
+    """413: the request body (or a part of it) is too large."""
+
+
+class RatelimitUnsupportedMediaTypeError(RatelimitError):
+    """415: the request body's content type is not accepted."""
 
 
 class RatelimitRateLimitError(RatelimitError):
@@ -111,10 +142,13 @@ class RatelimitTimeoutError(RatelimitError):
 
 _ERRORS: dict[int, type[RatelimitError]] = {
     400: RatelimitValidationError,
+    422: RatelimitValidationError,
     401: RatelimitAuthError,
     403: RatelimitForbiddenError,
     404: RatelimitNotFoundError,
-    422: RatelimitValidationError,
+    409: RatelimitConflictError,
+    413: RatelimitPayloadTooLargeError,
+    415: RatelimitUnsupportedMediaTypeError,
     429: RatelimitRateLimitError,
 }
 

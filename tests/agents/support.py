@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import secrets
 import threading
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from generated.agents import models
 from generated.agents.client import ServiceClient
 from handlers.agents.domain.keys import create_key
 from handlers.agents.server import AgentsServer
@@ -115,6 +117,33 @@ class RunningServer:
         self.thread.join(timeout=30)
         if self.thread.is_alive():
             raise RuntimeError("the agents server did not stop")
+
+
+def workspace_listing(
+    client: ServiceClient, agent: str, prefix: str | None = None
+) -> list[models.AgentFileEntry]:
+    """The agent's workspace files (under ``prefix``), through the generated client."""
+    answer = client.agents.list_files(agent, prefix=prefix).root
+    assert isinstance(answer, models.ListAgentFilesResponse), answer
+    return answer.files
+
+
+def workspace_file(
+    client: ServiceClient, agent: str, path: str, prefix: str | None = None
+) -> models.AgentFileContent:
+    """One workspace file with its content, through the generated client."""
+    answer = client.agents.list_files(agent, path=path, prefix=prefix).root
+    assert isinstance(answer, models.AgentFileContent), answer
+    return answer
+
+
+def file_bytes(file: models.AgentFileContent) -> bytes:
+    """The bytes of a workspace file answer (``content`` or ``contentBase64``)."""
+    if isinstance(file.content, str):
+        assert not isinstance(file.content_base64, str), "both content and contentBase64"
+        return file.content.encode()
+    assert isinstance(file.content_base64, str), "neither content nor contentBase64"
+    return base64.b64decode(file.content_base64)
 
 
 @contextmanager

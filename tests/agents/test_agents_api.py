@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from sqlalchemy.orm import Session
 
 from generated.agents.client import (
     ServiceClient,
@@ -14,7 +16,8 @@ from generated.agents.client import (
     ServiceValidationError,
 )
 from generated.agents.models import AgentDataset
-from tests.agents.support import RunningServer
+from handlers.agents.storage.schema import ExecutionFile
+from tests.agents.support import RunningServer, file_bytes, workspace_file
 
 
 def _issue_fields(error: ServiceError) -> list[str]:
@@ -40,6 +43,74 @@ def test_create_returns_the_agent_with_default_manifest_and_empty_stats(
     assert agent.stats.example_count == 0
     assert agent.stats.last_execution_at is None
     assert agent.created_at == agent.updated_at
+
+
+def test_an_agent_reports_integrity_version_commit_and_credits(
+    admin: ServiceClient, unique: str
+) -> None:
+    agent = _create(admin, f"facts-{unique}")
+
+    assert agent.source_integrity.value == "healthy"  # main.py, the entrypoint's script, exists
+    assert agent.latest_version is None and agent.stats.avg_credits is None
+    assert agent.archived_at is None
+    assert isinstance(agent.latest_commit, str) and len(agent.latest_commit) == 64
+    assert admin.agents.get(agent.id).agent.latest_commit == agent.latest_commit  # stable
+    admin.agents.put_file(agent.id, {"content": "note"}, path="notes.md")
+    changed = admin.agents.get(agent.id).agent.latest_commit
+    assert changed != agent.latest_commit
+    admin.agents.put_file(agent.id, {"content": "note"}, path="notes.md")  # same content
+    assert admin.agents.get(agent.id).agent.latest_commit == changed
+
+
+def test_the_latest_commit_is_the_snapshot_a_run_records(
+    server: RunningServer, admin: ServiceClient, unique: str
+) -> None:
+    agent = _create(admin, f"commit-{unique}")
+    run = admin.agents.run(agent.id, {"input": {}})
+
+    def snapshot(session: Session) -> str:
+        row = session.get(ExecutionFile, (run.execution_id, "workspace", "manifest.json"))
+        assert row is not None
+        return row.blob_sha256
+
+    assert server.server.database.read_sync(snapshot) == agent.latest_commit
+
+
+@pytest.mark.parametrize(
+    ("entrypoint", "integrity"),
+    [
+        (["python", "missing.py"], "source_missing"),
+        (["python3.11", "-u", "./main.py"], "healthy"),
+        (["python", "-c", "print(1)"], "healthy"),  # names no workspace file
+        (["bash", "-c", "echo hi"], "healthy"),
+        (["./run.sh"], "source_missing"),
+        (["/usr/bin/env", "true"], "healthy"),  # an absolute program is not the workspace's
+    ],
+)
+def test_source_integrity_follows_the_entrypoint(
+    admin: ServiceClient, unique: str, entrypoint: list[str], integrity: str
+) -> None:
+    agent = _create(admin, f"integrity-{unique}", config={"entrypoint": entrypoint})
+    assert agent.source_integrity.value == integrity
+    listed = admin.agents.list(search=agent.slug).data
+    assert [a.source_integrity.value for a in listed] == [integrity]
+
+
+def test_a_config_of_only_a_trigger_is_a_whole_manifest(admin: ServiceClient, unique: str) -> None:
+    agent = _create(admin, f"trigger-{unique}", config={"triggers": {"api": {"enabled": False}}})
+    assert agent.config.model_dump(mode="json", by_alias=True) == {
+        "entrypoint": ["python", "main.py"],
+        "timeoutSeconds": 300,
+        "inputSchema": None,
+        "outputSchema": None,
+        "network": "none",
+        "triggers": {"api": {"enabled": False}},
+    }
+    assert _manifest(admin, agent.id)["triggers"] == {"api": {"enabled": False}}
+    # agent.json written through the files API sets the trigger too
+    manifest = {"entrypoint": ["python", "main.py"], "triggers": {"api": {"enabled": True}}}
+    admin.agents.put_file(agent.id, {"content": json.dumps(manifest)}, path="agent.json")
+    assert admin.agents.get(agent.id).agent.config.triggers.api.enabled is True
 
 
 def test_create_initializes_the_workspace(admin: ServiceClient, unique: str) -> None:
@@ -122,16 +193,18 @@ def test_create_with_config_stores_it_in_agent_json(
 
     assert agent.config.input_schema == schema
     assert agent.config.output_schema is None
-    manifest = _download(server, admin_key, agent.id, "agent.json").json()
-    assert manifest == {**config, "outputSchema": None, "network": "none"}
+    manifest = _manifest(admin, agent.id)
+    assert manifest == {
+        **config,
+        "outputSchema": None,
+        "network": "none",
+        "triggers": {"api": {"enabled": True}},
+    }
 
 
-def _download(server: RunningServer, key: str, agent: str, path: str) -> Any:
-    with server.client(key) as client:
-        # The generated client parses this operation's answer as JSON only; fetch the bytes raw.
-        response = client._http.get(f"/api/v1/agents/{agent}/files", params={"path": path})
-    assert response.status_code == 200, response.text
-    return response
+def _manifest(admin: ServiceClient, agent: str) -> Any:
+    """The agent's ``agent.json``, parsed."""
+    return json.loads(file_bytes(workspace_file(admin, agent, "agent.json")))
 
 
 def test_update_changes_given_fields_only(admin: ServiceClient, unique: str) -> None:
@@ -155,7 +228,7 @@ def test_update_config_rewrites_agent_json(
     updated = admin.agents.update(agent.id, {"config": config}).agent
     assert updated.config is not None
     assert [item.root for item in updated.config.entrypoint] == ["node", "index.js"]
-    manifest = _download(server, admin_key, agent.id, "agent.json").json()
+    manifest = _manifest(admin, agent.id)
     assert manifest["entrypoint"] == ["node", "index.js"] and manifest["timeoutSeconds"] == 900
     assert admin.agents.get(agent.id).agent.config == updated.config
 

@@ -1,6 +1,9 @@
 """The generated ``ServiceClient`` and ``AsyncServiceClient`` against the seed (002): the
 constructor and its environment fallbacks, the namespaces and method names, multipart file
-inputs, both variants, the context manager and the typed exceptions of the seed's table."""
+inputs, both variants, the context manager, the typed exceptions of the seed's table and of
+the other documented statuses (409, 413, 415), and ``workflows.executions.run_and_wait``
+against the product SDK's signature (its server wait, polling interval and deadline on a fake
+clock)."""
 
 from __future__ import annotations
 
@@ -11,26 +14,33 @@ import shutil
 import subprocess
 import threading
 import time
+import types
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 
+from generated.agents import client_extensions
 from generated.agents.client import (
     AsyncServiceClient,
     ServiceAuthError,
     ServiceClient,
+    ServiceConflictError,
     ServiceError,
     ServiceForbiddenError,
     ServiceNotFoundError,
+    ServicePayloadTooLargeError,
     ServiceServerError,
     ServiceTimeoutError,
+    ServiceUnsupportedMediaTypeError,
     ServiceValidationError,
 )
-from tests.agents.run_support import new_agent
+from generated.agents.models import RunWorkflowResponse, WorkflowRunOverrides
+from tests.agents.run_support import new_agent, tuned_server
 from tests.agents.support import RunningServer, Storage, running
 from tests.ratelimit.redis_servers import free_port
 
@@ -100,9 +110,256 @@ def test_namespaces_and_method_names_are_the_seeds(cls: type) -> None:
             assert callable(getattr(namespace, name, None)), f"{path}.{name}"
 
 
-def test_run_and_wait_exists() -> None:
-    client = ServiceClient(api_key="sk_x_y", base_url="http://127.0.0.1:9")
-    assert callable(getattr(client.workflows.executions, "run_and_wait", None))
+# -- run_and_wait ------------------------------------------------------------------------------
+
+# The product SDK's workflows.executions.run_and_wait (eigenpal 0.5.12): name, kind, default.
+SDK_RUN_AND_WAIT = [
+    ("workflow_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+    ("input", inspect.Parameter.POSITIONAL_OR_KEYWORD, None),
+    ("version", inspect.Parameter.KEYWORD_ONLY, None),
+    ("poll_interval_seconds", inspect.Parameter.KEYWORD_ONLY, 2.0),
+    ("timeout_seconds", inspect.Parameter.KEYWORD_ONLY, 300.0),
+    ("overrides", inspect.Parameter.KEYWORD_ONLY, None),
+]
+
+
+def _parameters(method: object) -> list[tuple[str, inspect._ParameterKind, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", [ServiceClient, AsyncServiceClient])
+def test_run_and_wait_takes_the_sdks_parameters(cls: type) -> None:
+    client = cls(api_key="sk_x_y", base_url="http://127.0.0.1:9")
+    ours = _parameters(client.workflows.executions.run_and_wait)
+    assert ours[: len(SDK_RUN_AND_WAIT)] == SDK_RUN_AND_WAIT
+    sdk = pytest.importorskip("eigenpal.client")
+    theirs = _parameters(sdk.WorkflowExecutionsResource.run_and_wait)[1:]  # less self
+    assert theirs == SDK_RUN_AND_WAIT  # the table above is the SDK's
+    assert inspect.iscoroutinefunction(client.workflows.executions.run_and_wait) == (
+        cls is AsyncServiceClient
+    )
+
+
+class _FakeWorkflows:
+    """The two routes ``run_and_wait`` uses, on a fake clock that ``run_and_wait`` reads and
+    sleeps on. The execution ends (``final``) once the clock reaches ``ends_at`` (None: never);
+    a run asking ``wait_for_completion=N`` is held until then or for N seconds."""
+
+    def __init__(self, ends_at: float | None = 0.0, final: str = "completed") -> None:
+        self.now = 0.0
+        self.ends_at = ends_at
+        self.final = final
+        self.requests: list[tuple[float, httpx.Request]] = []
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    async def async_sleep(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+    def _status(self) -> str:
+        return self.final if self.ends_at is not None and self.now >= self.ends_at else "running"
+
+    def _outcome(self) -> dict[str, object]:
+        status = self._status()
+        return {
+            "status": status,
+            "result": 7 if status == "completed" else None,
+            "error": "boom" if status == "failed" else None,
+        }
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append((self.now, request))
+        if request.method == "POST":
+            assert request.url.path == "/api/v1/workflows/wf-slug/run"
+            wait = request.url.params.get("wait_for_completion")
+            if wait is None:
+                return httpx.Response(202, json={"executionId": "wfx_1"})  # as the server
+            held = self.now + int(wait)
+            if self.ends_at is not None:
+                held = min(held, max(self.now, self.ends_at))
+            self.now = held
+            return httpx.Response(200, json={"executionId": "wfx_1", **self._outcome()})
+        assert (request.method, request.url.path) == ("GET", "/api/v1/workflows/executions/wfx_1")
+        summary = {"id": "wfx_1", "workflowId": "wf_1", "createdAt": "2026-01-01T00:00:00Z"}
+        return httpx.Response(200, json={**summary, **self._outcome()})
+
+    @property
+    def polls(self) -> list[float]:
+        """The clock at each ``workflows.executions.get``."""
+        return [at for at, request in self.requests if request.method == "GET"]
+
+    @property
+    def run(self) -> httpx.Request:
+        (at, first), *_ = self.requests
+        assert first.method == "POST" and at == 0.0
+        return first
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> _FakeWorkflows:
+    """A fake workflows API whose clock replaces run_and_wait's ``time`` and ``asyncio``."""
+    fake = _FakeWorkflows()
+    monkeypatch.setattr(
+        client_extensions, "time", types.SimpleNamespace(monotonic=fake.monotonic, sleep=fake.sleep)
+    )
+    monkeypatch.setattr(client_extensions, "asyncio", types.SimpleNamespace(sleep=fake.async_sleep))
+    return fake
+
+
+async def _run_and_wait(
+    fake: _FakeWorkflows, aio: bool, *args: Any, request_timeout: float = 60.0, **kwargs: Any
+) -> Any:
+    """``workflows.executions.run_and_wait("wf-slug", …)`` of either client against ``fake``."""
+    transport = httpx.MockTransport(fake.handle)
+    settings: dict[str, Any] = {"api_key": "sk_x_y", "base_url": "http://agents"}
+    settings.update(timeout_seconds=request_timeout, transport=transport)
+    if aio:
+        async with AsyncServiceClient(**settings) as client:
+            return await client.workflows.executions.run_and_wait("wf-slug", *args, **kwargs)
+    with ServiceClient(**settings) as client:
+        return client.workflows.executions.run_and_wait("wf-slug", *args, **kwargs)
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_a_short_workflow_is_one_held_request(fake: _FakeWorkflows, aio: bool) -> None:
+    fake.ends_at = 1.5
+    outcome = await _run_and_wait(fake, aio, {"n": 1})
+    assert len(fake.requests) == 1 and fake.sleeps == []
+    assert fake.run.url.params["wait_for_completion"] == "30"
+    assert json.loads(fake.run.content) == {"input": {"n": 1}}
+    assert isinstance(outcome, RunWorkflowResponse)
+    assert (outcome.execution_id, outcome.result, outcome.error) == ("wfx_1", 7, None)
+    # it also reads as the SDK's {executionId, status, result, error}
+    assert dict(outcome) == {
+        "executionId": "wfx_1",
+        "status": "completed",
+        "result": 7,
+        "error": None,
+    }
+    assert outcome.get("nope", "default") == "default"
+    with pytest.raises(KeyError):
+        outcome["nope"]
+
+
+@pytest.mark.parametrize(
+    ("timeout_seconds", "request_timeout", "wait"),
+    [
+        (300.0, 60.0, "30"),  # the SDK's default deadline: the server's longest hold here
+        (None, 60.0, "30"),  # no deadline
+        (10.0, 60.0, "10"),  # within the deadline
+        (10.9, 60.0, "10"),  # whole seconds
+        (300.0, 12.0, "7"),  # 5 s below the client's request timeout
+        (0.5, 60.0, None),  # under a second left: no hold
+        (300.0, 3.0, None),  # too short a request timeout to hold
+    ],
+)
+async def test_the_server_wait_is_bounded_by_the_deadline_and_the_request_timeout(
+    fake: _FakeWorkflows, timeout_seconds: float | None, request_timeout: float, wait: str | None
+) -> None:
+    await _run_and_wait(
+        fake, False, timeout_seconds=timeout_seconds, request_timeout=request_timeout
+    )
+    assert fake.run.url.params.get("wait_for_completion") == wait
+    assert len(fake.requests) == (1 if wait else 2)  # an unheld run is polled at once
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_a_running_execution_is_polled_every_interval(
+    fake: _FakeWorkflows, aio: bool
+) -> None:
+    fake.ends_at, fake.final = 33.2, "failed"
+    outcome = await _run_and_wait(fake, aio, poll_interval_seconds=0.5)
+    # held 30 s by the server, then one poll each half second until it has ended
+    assert fake.polls == pytest.approx([30.5, 31.0, 31.5, 32.0, 32.5, 33.0, 33.5])
+    assert fake.sleeps == [0.5] * 7
+    assert (outcome["status"], outcome["error"], outcome["result"]) == ("failed", "boom", None)
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_the_default_interval_is_two_seconds_and_an_unheld_run_is_polled_at_once(
+    fake: _FakeWorkflows, aio: bool
+) -> None:
+    fake.ends_at = 5.0
+    outcome = await _run_and_wait(fake, aio, request_timeout=3.0)
+    assert "wait_for_completion" not in fake.run.url.params
+    assert fake.polls == [0.0, 2.0, 4.0, 6.0]
+    assert fake.sleeps == [2.0, 2.0, 2.0]
+    assert outcome["status"] == "completed"
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_the_deadline_raises_service_timeout_error_and_is_never_passed(
+    fake: _FakeWorkflows, aio: bool
+) -> None:
+    fake.ends_at = None
+    with pytest.raises(ServiceTimeoutError) as raised:
+        await _run_and_wait(
+            fake, aio, poll_interval_seconds=2.0, timeout_seconds=5.0, request_timeout=3.0
+        )
+    assert str(raised.value) == "run_and_wait timed out after 5.0s (execution_id=wfx_1)"
+    assert raised.value.status == 0 and raised.value.envelope is None
+    assert not isinstance(raised.value, TimeoutError)  # the client's error, not the built-in
+    assert fake.polls == [0.0, 2.0, 4.0]
+    assert fake.sleeps == [2.0, 2.0, 1.0]  # the last pause is cut at the deadline
+    assert fake.now == 5.0
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_the_default_deadline_is_five_minutes(fake: _FakeWorkflows, aio: bool) -> None:
+    fake.ends_at = None
+    with pytest.raises(ServiceTimeoutError, match=r"after 300\.0s \(execution_id=wfx_1\)$"):
+        await _run_and_wait(fake, aio)
+    assert fake.run.url.params["wait_for_completion"] == "30"
+    assert fake.polls == [30.0 + 2.0 * n for n in range(1, 135)]  # 32 … 298
+    assert fake.now == 300.0
+
+
+@pytest.mark.parametrize("aio", [False, True])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"poll_interval_seconds": 0},
+        {"poll_interval_seconds": -1.0},
+        {"poll_interval_seconds": float("nan")},
+        {"poll_interval_seconds": float("inf")},
+        {"timeout_seconds": 0},
+        {"timeout_seconds": -0.5},
+        {"timeout_seconds": float("nan")},
+    ],
+)
+async def test_a_non_positive_interval_or_timeout_is_a_value_error(
+    fake: _FakeWorkflows, aio: bool, arguments: dict[str, float]
+) -> None:
+    (name,) = arguments
+    with pytest.raises(ValueError, match=name):
+        await _run_and_wait(fake, aio, **arguments)
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"steps": {"fetch": {"rows": 3}}},  # the SDK's form: the run body's overrides
+        WorkflowRunOverrides(steps={"fetch": {"rows": 3}}),
+        {"fetch": {"rows": 3}},  # the steps alone
+    ],
+)
+async def test_version_and_overrides_go_as_the_sdk_sends_them(
+    fake: _FakeWorkflows, overrides: object
+) -> None:
+    await _run_and_wait(fake, False, {"n": 2}, version="v2", overrides=overrides)
+    assert fake.run.url.params["version"] == "v2"
+    assert json.loads(fake.run.content) == {
+        "input": {"n": 2},
+        "overrides": {"steps": {"fetch": {"rows": 3}}},
+    }
 
 
 def test_file_inputs_are_multipart_parts(
@@ -191,6 +448,73 @@ def test_each_status_raises_the_seeds_exception(sqlite_server: RunningServer, ke
             client.agents.create({"name": "nope", "slug": "not-allowed"})
         _expect(forbidden.value, 403)
     # 429 (ServiceRateLimitError with retryAfter): tests/agents/test_rate_limits.py
+
+
+@pytest.mark.parametrize("aio", [False, True])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (409, ServiceConflictError),
+        (413, ServicePayloadTooLargeError),
+        (415, ServiceUnsupportedMediaTypeError),
+    ],
+)
+async def test_409_413_and_415_raise_their_typed_errors(
+    status: int, kind: type[ServiceError], aio: bool
+) -> None:
+    """The spec's other documented statuses, as the server's envelope (via a mock transport)."""
+    issue = {"field": "body.slug", "message": "taken", "code": "conflict", "severity": "error"}
+    envelope = {"issues": [issue], "requestId": "req_1234"}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json=envelope, headers={"x-request-id": "req_1234"})
+
+    settings: dict[str, Any] = {"api_key": "sk_x_y", "base_url": "http://agents"}
+    settings["transport"] = httpx.MockTransport(answer)
+    with pytest.raises(ServiceError) as raised:
+        if aio:
+            async with AsyncServiceClient(**settings) as client:
+                await client.agents.create({"name": "x", "slug": "x"})
+        else:
+            with ServiceClient(**settings) as client:
+                client.agents.create({"name": "x", "slug": "x"})
+    assert type(raised.value) is kind
+    _expect(raised.value, status)
+    assert raised.value.request_id == "req_1234" and raised.value.envelope == envelope
+    assert str(raised.value) == "body.slug: taken"
+
+
+def test_the_servers_409_and_413_raise_their_typed_errors(
+    sqlite_server: RunningServer, key: str, tmp_path: Path
+) -> None:
+    with ServiceClient(api_key=key, base_url=sqlite_server.url) as client:
+        slug = new_agent(client, "twice", program=None)
+        with pytest.raises(ServiceConflictError) as conflict:
+            client.agents.create({"name": slug, "slug": slug})
+        _expect(conflict.value, 409)
+        assert slug in str(conflict.value)
+    storage = Storage(tmp_path, f"sqlite:///{tmp_path / 'agents.db'}")
+    with tuned_server(storage, max_request_bytes=64 * 1024) as small:
+        small_key = small.key("big", scope_all=True, can_create_agents=True)
+        with small.client(small_key) as client:
+            slug = new_agent(client, "size", program=None)
+            with pytest.raises(ServicePayloadTooLargeError) as too_large:
+                client.agents.put_file(slug, {"content": "y" * 64 * 1024}, path="main.py")
+        _expect(too_large.value, 413)
+
+
+def test_a_validation_error_has_the_sdks_issues() -> None:
+    issue = {"field": "query.limit", "message": "too small", "code": "range", "severity": "error"}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, json={"issues": [issue], "requestId": "req_1"})
+
+    transport = httpx.MockTransport(answer)
+    client = ServiceClient(api_key="sk_x_y", base_url="http://agents", transport=transport)
+    with client, pytest.raises(ServiceValidationError) as raised:
+        client.agents.list(limit=0)
+    assert raised.value.issues == [issue]
+    assert ServiceValidationError("no body", status=400, envelope="text").issues == []
 
 
 def test_a_timeout_raises_service_timeout_error(sqlite_server: RunningServer, key: str) -> None:

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from pydantic import MISSING
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
@@ -46,7 +47,11 @@ def test_get_shows_the_parts_include_asks_for(admin: ServiceClient, unique: str)
     bare = executions.get(run.execution_id).execution
     full = executions.get(run.execution_id, include=["feedback", "expected", "files"]).execution
 
-    assert (bare.feedback, bare.expected, bare.expected_files, bare.files) == (None,) * 4
+    # parts not asked for are absent from the wire, not null (the eigenpal SDK refuses
+    # "expectedFiles": null)
+    assert (bare.feedback, bare.expected, bare.expected_files, bare.files) == (MISSING,) * 4
+    raw = admin._http.get(f"/api/v1/agents/executions/{run.execution_id}").json()["execution"]
+    assert not {"feedback", "expected", "expectedFiles", "files"} & set(raw)
     assert isinstance(full.feedback, models.AgentExecutionFeedback)
     assert full.feedback.body == "fine"
     assert full.expected == {"n": 1}
@@ -210,7 +215,7 @@ def test_the_list_sorts_pages_bounds_its_scan_and_includes_parts(
     feedback = by_id[e[1]].feedback
     assert isinstance(feedback, models.AgentExecutionFeedback)
     assert feedback.body == "Total misses the SHIPPING line"
-    assert by_id[e[0]].feedback is None and by_id[e[0]].files is None
+    assert by_id[e[0]].feedback is None and by_id[e[0]].files is MISSING
 
 
 def test_an_agent_without_resolved_feedback_has_no_anchor(

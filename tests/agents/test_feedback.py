@@ -89,6 +89,43 @@ def test_patch_keeps_omitted_fields_and_clears_nulls(
     assert [item["name"] for item in third["expectedFiles"]] == ["kept.txt"]  # files are kept
 
 
+def test_the_sdk_alias_fields_set_body_rating_and_status(
+    admin: ServiceClient, execution: StoredExecution
+) -> None:
+    update = admin.agents.executions.update_feedback
+    aliased = _wire(
+        update(
+            execution.id,
+            {"feedback": "Wrong total", "feedbackRating": "fail", "feedbackStatus": "resolved"},
+        )
+    )["feedback"]
+    assert (aliased["body"], aliased["rating"], aliased["status"]) == (
+        "Wrong total", "fail", "resolved",
+    )  # fmt: skip
+    assert aliased["resolvedAt"] is not None
+    # an alias's null clears, as its field's does
+    cleared = _wire(update(execution.id, {"feedback": None, "feedbackRating": None}))
+    assert (cleared["feedback"]["body"], cleared["feedback"]["rating"]) == ("", None)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"body": "a", "feedback": "b"}, "body.feedback"),
+        ({"body": "same", "feedback": "same"}, "body.feedback"),
+        ({"rating": "pass", "feedbackRating": "fail"}, "body.feedbackRating"),
+        ({"status": "open", "feedbackStatus": None}, "body.feedbackStatus"),
+    ],
+)
+def test_a_field_and_its_alias_together_are_a_400(
+    admin: ServiceClient, execution: StoredExecution, body: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ServiceValidationError) as caught:
+        admin.agents.executions.update_feedback(execution.id, body)
+    assert [issue["field"] for issue in caught.value.envelope["issues"]] == [field]
+    assert admin.agents.executions.get_feedback(execution.id).feedback is None
+
+
 @pytest.mark.parametrize(
     "expected", ["a string", 42, 0, False, [1, {"x": None}], {"nested": {"list": [1.5, "y"]}}]
 )
@@ -159,7 +196,7 @@ def test_empty_patch_creates_open_feedback(
         ({"status": "done"}, "body.status"),
         ({"body": "x" * 20001}, "body.body"),
         ({"body": 5}, "body.body"),
-        ({"feedback": "alias"}, "body.feedback"),
+        ({"feedbackRating": "great"}, "body.feedbackRating"),
     ],
 )
 def test_invalid_patch_is_a_400_naming_the_field(

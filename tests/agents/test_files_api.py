@@ -1,4 +1,4 @@
-"""An agent's live files over HTTP: put, upload several, list, download, path safety."""
+"""An agent's live files over HTTP: put, upload several, list, read one, path safety."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import MISSING
 
 from generated.agents.client import (
     ServiceClient,
@@ -14,7 +15,7 @@ from generated.agents.client import (
     ServiceNotFoundError,
     ServiceValidationError,
 )
-from tests.agents.support import RunningServer
+from tests.agents.support import RunningServer, file_bytes, workspace_file, workspace_listing
 
 
 def _agent(client: ServiceClient, unique: str, name: str = "files") -> str:
@@ -30,6 +31,10 @@ def _raw(server: RunningServer, key: str) -> httpx.Client:
 def _download(server: RunningServer, key: str, agent: str, **params: str) -> httpx.Response:
     with _raw(server, key) as http:
         return http.get(f"/api/v1/agents/{agent}/files", params=params)
+
+
+def _file(client: ServiceClient, agent: str, path: str, prefix: str | None = None) -> bytes:
+    return file_bytes(workspace_file(client, agent, path, prefix))
 
 
 def _issues(response: httpx.Response) -> list[dict[str, Any]]:
@@ -48,19 +53,25 @@ def test_put_then_download_and_list(
     )
     assert (put.ok, put.path) == (True, "prompts/system.md")
     download = _download(server, admin_key, agent, path="prompts/system.md")
-    assert download.content == b"You extract totals.\n"
-    assert download.headers["content-type"] == "application/octet-stream"
-    assert _download(server, admin_key, agent, path="system.md", prefix="prompts").content == (
-        b"You extract totals.\n"
-    )
-    # the generated client returns the file's bytes when a path is given
-    assert admin.agents.list_files(agent, path="prompts/system.md") == b"You extract totals.\n"
-    listed = admin.agents.list_files(agent).files  # type: ignore[union-attr]
+    assert download.headers["content-type"] == "application/json"
+    answer = download.json()
+    assert answer.pop("updatedAt")
+    assert answer == {
+        "path": "prompts/system.md",
+        "content": "You extract totals.\n",
+        "contentType": "text/markdown",
+        "sizeBytes": len(b"You extract totals.\n"),
+    }
+    assert _file(admin, agent, "system.md", prefix="prompts") == b"You extract totals.\n"
+    # the generated client parses the one file's answer
+    file = workspace_file(admin, agent, "prompts/system.md")
+    assert (file.path, file.content) == ("prompts/system.md", "You extract totals.\n")
+    listed = workspace_listing(admin, agent)
     assert [entry.path for entry in listed] == ["agent.json", "main.py", "prompts/system.md"]
     entry = listed[-1]
     assert entry.size_bytes == len(b"You extract totals.\n")
     assert entry.content_type == "text/markdown"
-    under = admin.agents.list_files(agent, prefix="prompts/").files
+    under = workspace_listing(admin, agent, prefix="prompts/")
     assert [entry.path for entry in under] == ["prompts/system.md"]
 
 
@@ -75,8 +86,9 @@ def test_put_replaces_and_accepts_base64_and_content_type(
     admin.agents.put_file(
         agent, {"contentBase64": encoded, "contentType": "image/png"}, path="data/x.bin"
     )
-    assert _download(server, admin_key, agent, path="data/x.bin").content == blob
-    (entry,) = admin.agents.list_files(agent, prefix="data").files
+    file = workspace_file(admin, agent, "data/x.bin")
+    assert file.content is MISSING and file_bytes(file) == blob  # not UTF-8: base64
+    (entry,) = workspace_listing(admin, agent, prefix="data")
     assert (entry.size_bytes, entry.content_type) == (256, "image/png")
 
 
@@ -85,7 +97,7 @@ def test_put_with_neither_content_writes_an_empty_file(
 ) -> None:
     agent = _agent(admin, unique)
     admin.agents.put_file(agent, {}, path="empty.txt")
-    assert _download(server, admin_key, agent, path="empty.txt").content == b""
+    assert _file(admin, agent, "empty.txt") == b""
 
 
 def test_put_with_both_contents_is_400(admin: ServiceClient, unique: str) -> None:
@@ -114,9 +126,8 @@ def test_upload_several(
 
     uploaded = admin.agents.upload_files(agent, {"files": files})
     assert uploaded.ok and [f.root for f in uploaded.files] == ["main.py", "data/logo.png"]
-    assert _download(server, admin_key, agent, path="main.py").content == b"print('hi')\n"
-    logo = _download(server, admin_key, agent, path="data/logo.png").content
-    assert logo == base64.b64decode("iVBORw0KGgo=")
+    assert _file(admin, agent, "main.py") == b"print('hi')\n"
+    assert _file(admin, agent, "data/logo.png") == base64.b64decode("iVBORw0KGgo=")
 
 
 def test_upload_is_all_or_nothing(
@@ -130,7 +141,7 @@ def test_upload_is_all_or_nothing(
     (issue,) = caught.value.envelope["issues"]
     assert issue["field"] == "body.files.1.path"
     assert "bad/../escape.txt" in issue["message"]
-    assert [e.path for e in admin.agents.list_files(agent).files] == ["agent.json", "main.py"]
+    assert [e.path for e in workspace_listing(admin, agent)] == ["agent.json", "main.py"]
 
 
 def test_upload_with_a_path_twice_is_400(admin: ServiceClient, unique: str) -> None:
@@ -171,7 +182,7 @@ def test_path_attacks_on_put_are_400_naming_the_path(
     assert response.status_code == 400
     (issue,) = _issues(response)
     assert issue["field"] == "query.path"
-    assert [e.path for e in admin.agents.list_files(agent).files] == ["agent.json", "main.py"]
+    assert [e.path for e in workspace_listing(admin, agent)] == ["agent.json", "main.py"]
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from generated.agents.client import ServiceError
+from generated.agents.client import ServiceError, ServicePayloadTooLargeError
 from generated.agents.models import ApiErrorEnvelope
 from handlers.agents.domain.expected import MAX_EXPECTED_FILE_BYTES
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings, SettingsError
@@ -47,6 +47,7 @@ def test_a_body_over_the_limit_is_413_and_changes_nothing(tmp_path: Path) -> Non
             client.agents.put_file(slug, {"content": under}, path="notes.txt")
             with pytest.raises(ServiceError) as raised:
                 client.agents.put_file(slug, {"content": "y" * LIMIT}, path="main.py")
+            assert isinstance(raised.value, ServicePayloadTooLargeError)
             assert raised.value.status == 413 and raised.value.requestId
             assert client.agents.list_files(slug, path="main.py") == before
 

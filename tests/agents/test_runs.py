@@ -14,6 +14,7 @@ from generated.agents import models
 from generated.agents.client import (
     ServiceClient,
     ServiceError,
+    ServiceForbiddenError,
     ServiceNotFoundError,
     ServiceValidationError,
 )
@@ -242,3 +243,107 @@ def test_a_rerun_without_an_input_snapshot_is_a_conflict(
     assert issues(conflict.value) == [
         ("path.executionId", "The execution has no stored input snapshot to rerun")
     ]
+
+
+def _multipart_run(admin: ServiceClient, slug: str, json_text: str | None) -> dict[str, Any]:
+    """A multipart run with one file part and ``json_text`` as ``_json``, waited for."""
+    data = {} if json_text is None else {"_json": json_text}
+    response = admin._http.post(
+        f"/api/v1/agents/{slug}/run",
+        params={"wait_for_completion": 30},
+        data=data,
+        files={"doc": ("doc.txt", b"abc", "text/plain")},
+    )
+    assert response.status_code == 202, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("json_text", "echoed", "metadata"),
+    [
+        # bare: the input object itself (what the eigenpal SDK sends)
+        ('{"customer": "ACME", "n": 2}', {"customer": "ACME", "n": 2}, None),
+        # wrapped: a RunAgentBody
+        ('{"input": {"customer": "ACME"}, "metadata": {"t": 1}}', {"customer": "ACME"}, {"t": 1}),
+        ('{"input": {"customer": "ACME"}}', {"customer": "ACME"}, None),
+        ('{"metadata": null}', {}, None),
+        # bare although it has an "input" key: another key, or a value that is not an object
+        ('{"input": {"x": 1}, "other": 2}', {"input": {"x": 1}, "other": 2}, None),
+        ('{"input": 5}', {"input": 5}, None),
+        ("{}", {}, None),
+        (None, {}, None),
+    ],
+)
+def test_multipart_json_is_the_bare_input_or_a_run_body_by_its_keys(
+    admin: ServiceClient,
+    unique: str,
+    json_text: str | None,
+    echoed: dict[str, Any],
+    metadata: dict[str, Any] | None,
+) -> None:
+    slug = new_agent(admin, unique)
+
+    answer = _multipart_run(admin, slug, json_text)
+
+    assert answer["status"] == "completed"
+    assert answer["output"]["echo"] == {**echoed, "doc": {"$file": "input/doc.txt"}}
+    execution = admin.agents.executions.get(answer["executionId"]).execution
+    assert execution.metadata == metadata
+
+
+def test_multipart_json_that_is_not_an_object_is_a_400(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique)
+    response = admin._http.post(
+        f"/api/v1/agents/{slug}/run",
+        data={"_json": "[1, 2]"},
+        files={"doc": ("doc.txt", b"abc", "text/plain")},
+    )
+    assert response.status_code == 400
+    assert [issue["field"] for issue in response.json()["issues"]] == ["body._json.input"]
+
+
+def test_a_waited_run_reports_its_cost_and_an_unwaited_one_none(
+    admin: ServiceClient, unique: str
+) -> None:
+    slug = new_agent(admin, unique)
+
+    waited = admin._http.post(
+        f"/api/v1/agents/{slug}/run", params={"wait_for_completion": 30}, json={"input": {}}
+    ).json()
+    execution = admin.agents.executions.get(waited["executionId"]).execution
+    assert waited["status"] == "completed"
+    assert waited["cost"] == {"durationMs": execution.duration_ms}
+    assert isinstance(execution.duration_ms, int)
+
+    unwaited = admin._http.post(f"/api/v1/agents/{slug}/run", json={"input": {}}).json()
+    assert "cost" not in unwaited
+    elapsed = admin._http.post(
+        f"/api/v1/agents/{slug}/run",
+        params={"wait_for_completion": 1},
+        json={"input": {"sleep": 3}},
+    ).json()
+    assert elapsed["status"] == "timeout" and "cost" not in elapsed
+    wait_for(admin, unwaited["executionId"])
+    wait_for(admin, elapsed["executionId"])
+
+
+def test_a_disabled_api_trigger_refuses_runs_and_reruns(admin: ServiceClient, unique: str) -> None:
+    slug = new_agent(admin, unique)
+    first = admin.agents.run(slug, {"input": {}}, wait_for_completion=30)
+    admin.agents.update(slug, {"config": {"triggers": {"api": {"enabled": False}}}})
+
+    with pytest.raises(ServiceForbiddenError) as run:
+        admin.agents.run(slug, {"input": {}})
+    with pytest.raises(ServiceForbiddenError) as rerun:
+        admin.agents.executions.rerun(first.execution_id)
+
+    for refused in (run.value, rerun.value):
+        assert refused.envelope["issues"][0]["message"] == (
+            f"The API trigger of agent '{slug}' is disabled"
+        )
+    assert admin.agents.executions.list(slug).total == 1  # nothing was created
+    admin.agents.update(slug, {"config": {"triggers": {"api": {"enabled": True}}}})
+    assert admin.agents.run(slug, {"input": {}}, wait_for_completion=30).status.value == (
+        "completed"
+    )

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from handlers.agents.settings import Settings, SettingsError
-from tests.agents.support import Storage, running
+from tests.agents.support import Storage, file_bytes, running, workspace_file
 
 
 def test_everything_survives_a_restart(new_storage: Callable[[], Storage]) -> None:
@@ -40,10 +40,7 @@ def test_everything_survives_a_restart(new_storage: Callable[[], Storage]) -> No
         with second.client(key) as client:
             after = client.agents.get("persisted", include=["files"])
             assert after == before
-            response = client._http.get(
-                f"/api/v1/agents/{agent.id}/files", params={"path": "data/b.bin"}
-            )
-            assert response.content == blob
+            assert file_bytes(workspace_file(client, agent.id, "data/b.bin")) == blob
         with second.client(scoped) as client:
             assert [a.id for a in client.agents.list().data] == [own.id]
 

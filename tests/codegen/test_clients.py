@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import socket
 import threading
 import time
@@ -11,12 +12,65 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+import yaml
 
 from generated.rag.client import AsyncRagClient, RagClient, RagValidationError
 from generated.rag.routes import create_app as create_rag_app
 from generated.ratelimit.client import AsyncRatelimitClient, RatelimitValidationError
 from generated.ratelimit.routes import create_app as create_ratelimit_app
 from tests.contract.implementations import RagContract, ratelimit_handlers
+
+SPECS = Path(__file__).resolve().parents[2] / "specs"
+# each generated client: its package and its error classes' prefix
+CLIENTS = {"agents": "Service", "rag": "Rag", "ratelimit": "Ratelimit"}
+# the typed error of each status (ServerError: any 5xx)
+TYPED = {
+    400: "Validation",
+    401: "Auth",
+    403: "Forbidden",
+    404: "NotFound",
+    409: "Conflict",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    422: "Validation",
+    429: "RateLimit",
+}
+
+
+def _documented_error_statuses() -> set[int]:
+    """Every 4xx and 5xx status an operation of any spec documents."""
+    statuses: set[int] = set()
+    for spec in SPECS.glob("*.openapi.yaml"):
+        document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        for item in document["paths"].values():
+            for operation in item.values():
+                if isinstance(operation, dict):
+                    responses = operation.get("responses", {})
+                    statuses.update(int(s) for s in responses if str(s).isdigit())
+    return {status for status in statuses if status >= 400}
+
+
+@pytest.mark.parametrize(("package", "prefix"), CLIENTS.items())
+def test_every_documented_error_status_has_a_typed_error(package: str, prefix: str) -> None:
+    """The client template is shared: each client has a typed error for every status any
+    spec documents, exported, with the status, the body and the request id."""
+    module = importlib.import_module(f"generated.{package}.client")
+    base = getattr(module, f"{prefix}Error")
+    statuses = _documented_error_statuses()
+    assert {409, 413, 415} <= statuses
+    for status in sorted(statuses):
+        name = f"{prefix}{TYPED.get(status, 'Server' if status >= 500 else '')}Error"
+        assert name in module.__all__, name
+        kind = getattr(module, name)
+        assert issubclass(kind, base) and kind is not base, name
+        headers = {"x-request-id": f"req_{status}", "retry-after": "7"}
+        error = module._error(httpx.Response(status, json={"issues": []}, headers=headers))
+        assert type(error) is kind, (status, type(error).__name__)
+        assert (error.status, error.request_id, error.requestId) == (status, *[f"req_{status}"] * 2)
+        assert error.envelope == {"issues": []} and error.retry_after == 7
+    # an undocumented status: the base class
+    other = module._error(httpx.Response(418, headers={"x-request-id": "req_418"}))
+    assert type(other) is base and other.status == 418 and other.request_id == "req_418"
 
 
 def _rag() -> AsyncRagClient:

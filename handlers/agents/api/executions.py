@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from sqlalchemy import select
@@ -99,18 +99,21 @@ def _load_parts(
 def _summary(
     execution: Execution, include: Collection[Include], parts: _Parts
 ) -> models.AgentExecutionSummary:
-    feedback = None
-    if "feedback" in include and parts.feedback is not None:
-        feedback = feedback_entry(parts.feedback)
-    files = None
+    """The execution with the ``include`` parts; parts not asked for are absent (not ``null``:
+    the ``eigenpal`` SDK refuses ``expectedFiles: null``)."""
+    optional: dict[str, Any] = {}
+    if "feedback" in include:
+        optional["feedback"] = None if parts.feedback is None else feedback_entry(parts.feedback)
+    if "expected" in include:
+        optional["expected"] = execution.expected
+        optional["expected_files"] = parts.expected_files
     if "files" in include:
-        files = models.ExecutionFiles(
+        optional["files"] = models.ExecutionFiles(
             input=parts.inputs,
             output=parts.outputs,
             has_issues=parts.has_issues,
             has_trace=parts.has_trace,
         )
-    with_expected = "expected" in include
     return models.AgentExecutionSummary(
         id=execution.id,
         agent_id=execution.agent_id,
@@ -128,10 +131,7 @@ def _summary(
         batch_id=execution.batch_id,
         example_name=execution.example_name,
         source_execution_id=execution.source_execution_id,
-        feedback=feedback,
-        expected=execution.expected if with_expected else None,
-        expected_files=parts.expected_files if with_expected else None,
-        files=files,
+        **optional,
     )
 
 

@@ -21,6 +21,7 @@ from generated.agents.handlers import AgentsHandlers
 from handlers.agents.api.auth import current_principal
 from handlers.agents.api.execution_list import ExecutionListQuery, list_executions
 from handlers.agents.api.executions import ExecutionQueries
+from handlers.agents.api.promotions import Promotions
 from handlers.agents.api.runs import AgentRuns
 from handlers.agents.api.workflow_executions import WorkflowExecutionQueries
 from handlers.agents.api.workflow_runs import WorkflowRuns
@@ -52,13 +53,20 @@ class AgentsHttpHandlers:
         self.workflows = WorkflowCatalog(agents.database)
         self.workflow_runs = WorkflowRuns(agents.database, agents.blobs, engine)
         self.workflow_executions = WorkflowExecutionQueries(agents.database, engine)
+        self.promotions = Promotions(agents.database)
 
     # -- agents --------------------------------------------------------------------------------
 
     async def list_agents(
-        self, *, search: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        search: str | None = None,
+        include_archived: bool = False,
+        limit: int = 50,
+        offset: int = 0,
     ) -> models.ListAgentsResponse | Response:
-        return await self.agents.list_visible(current_principal(), search, limit, offset)
+        principal = current_principal()
+        return await self.agents.list_visible(principal, search, limit, offset, include_archived)
 
     async def create_agent(
         self, *, body: models.CreateAgentBody
@@ -77,6 +85,14 @@ class AgentsHttpHandlers:
         agent = await self.agents.update(current_principal(), agent_id, body)
         return models.PatchAgentResponse(agent=agent)
 
+    async def archive_agent(self, *, agent_id: str) -> models.AgentResponse | Response:
+        agent = await self.agents.set_archived(current_principal(), agent_id, archived=True)
+        return models.AgentResponse(agent=agent)
+
+    async def restore_agent(self, *, agent_id: str) -> models.AgentResponse | Response:
+        agent = await self.agents.set_archived(current_principal(), agent_id, archived=False)
+        return models.AgentResponse(agent=agent)
+
     async def run_agent(
         self,
         *,
@@ -91,8 +107,8 @@ class AgentsHttpHandlers:
 
     async def list_agent_files(
         self, *, agent_id: str, path: str | None = None, prefix: str | None = None
-    ) -> models.ListAgentFilesResponse | Response:
-        return await self.files.list_or_download(current_principal(), agent_id, path, prefix)
+    ) -> models.AgentFilesAnswer | Response:
+        return await self.files.list_or_read(current_principal(), agent_id, path, prefix)
 
     async def put_agent_file(
         self,
@@ -245,6 +261,16 @@ class AgentsHttpHandlers:
         expected = self._expected()
         return await expected.rename(current_principal(), execution_id, filename, body)
 
+    async def promote_agent_execution(
+        self, *, execution_id: str, body: models.PromoteAgentExecutionBody
+    ) -> models.AgentExecutionPromotion | Response:
+        return await self.promotions.promote(current_principal(), execution_id, body.name)
+
+    async def demote_agent_execution(
+        self, *, execution_id: str
+    ) -> models.AgentExecutionDemotion | Response:
+        return await self.promotions.demote(current_principal(), execution_id)
+
     def _expected(self) -> ExpectedFiles:
         return ExpectedFiles(self.agents.database, self.agents.blobs)
 
@@ -265,10 +291,13 @@ class AgentsHttpHandlers:
         search: str | None = None,
         name: str | None = None,
         kind: Literal["workflow", "block"] | None = None,
+        include_archived: bool = False,
         limit: int = 50,
         offset: int = 0,
     ) -> models.ListWorkflowsResponse | Response:
-        return await self.workflows.list(current_principal(), search, name, kind, limit, offset)
+        return await self.workflows.list(
+            current_principal(), search, name, kind, limit, offset, include_archived
+        )
 
     async def create_workflow(
         self, *, body: models.CreateWorkflowBody
@@ -277,6 +306,12 @@ class AgentsHttpHandlers:
 
     async def get_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
         return await self.workflows.get(current_principal(), id)
+
+    async def archive_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
+        return await self.workflows.set_archived(current_principal(), id, archived=True)
+
+    async def restore_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
+        return await self.workflows.set_archived(current_principal(), id, archived=False)
 
     async def run_workflow(
         self,

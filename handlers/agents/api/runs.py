@@ -17,6 +17,9 @@ held until the execution ends or the wait elapses (``status: timeout``; it goes 
 * **Rerun**: a new execution of the same agent from the source's input JSON and input files,
   with the agent's *current* manifest and workspace. An input the current ``inputSchema``
   refuses gives a ``rejected`` execution (error: why); the source is untouched.
+* **Refusals**: a run or rerun of an agent whose manifest disables its API trigger
+  (``triggers.api.enabled: false``) is a 403, of an archived agent a 409; nothing is created.
+* **Cost**: a waited run that ended reports ``cost`` (``durationMs``); otherwise it is absent.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
 from generated.agents import models
-from handlers.agents.domain.agents import find_agent
+from handlers.agents.domain.agents import agent_archived, find_agent
 from handlers.agents.domain.execution_records import (
     add_execution_file,
     create_execution_row,
@@ -41,6 +44,8 @@ from handlers.agents.domain.execution_records import (
 )
 from handlers.agents.domain.feedback import find_execution
 from handlers.agents.domain.keys import Principal
+from handlers.agents.domain.manifest import api_trigger_enabled
+from handlers.agents.domain.promotion import EXAMPLE_NAME
 from handlers.agents.domain.snapshots import INPUT
 from handlers.agents.execution.engine import ExecutionEngine
 from handlers.agents.execution.leases import TERMINAL
@@ -99,13 +104,11 @@ def _experiment(metadata: dict[str, Any] | None, field: Field) -> tuple[str | No
     if batch is not None and not (isinstance(batch, str) and BATCH_ID.match(batch)):
         raise _invalid((*field, "metadata", "batchId"),
                        "batchId must be 1 to 64 letters, digits, '_' or '-'", batch)  # fmt: skip
-    if example is not None and not (
-        isinstance(example, str)
-        and 1 <= len(example) <= 200
-        and example.isprintable()
-        and example == example.strip()
-    ):
-        message = "exampleName must be 1 to 200 printable characters, no space at either end"
+    if example is not None and not (isinstance(example, str) and EXAMPLE_NAME.fullmatch(example)):
+        message = (
+            "exampleName must be 1 to 200 characters, no control or invisible formatting "
+            "character, no space at either end"
+        )
         raise _invalid((*field, "metadata", "exampleName"), message, example)
     return batch, example
 
@@ -133,6 +136,14 @@ async def _parse(body: models.RunAgentBody | None, files: Mapping[str, UploadFil
         stored.append(_InputFile(name, content, media))
         data[key] = {"$file": f"input/{name}"}
     return _Request(data, metadata, batch_id, example_name, stored, field)
+
+
+def _check_runnable(agent: Agent) -> None:
+    """403 when the agent's API trigger is disabled, 409 when it is archived."""
+    if not api_trigger_enabled(agent.config):
+        raise HttpError(403, f"The API trigger of agent '{agent.slug}' is disabled")
+    if agent.archived_at is not None:
+        raise agent_archived(agent)
 
 
 def _check_input(config: Mapping[str, Any], request: _Request) -> None:
@@ -172,6 +183,7 @@ class AgentRuns:
 
         def work(session: Session) -> str:
             agent = find_agent(session, principal, agent_ref)
+            _check_runnable(agent)
             _check_input(agent.config, request)
             execution = self._create(session, principal, agent, request.input, status)
             execution.run_metadata = request.metadata
@@ -208,6 +220,7 @@ class AgentRuns:
             output=execution.output,
             schema_valid=execution.schema_valid,
             error=execution.error,
+            cost=models.RunCost(duration_ms=execution.duration_ms),
         )
 
     async def rerun(
@@ -223,6 +236,7 @@ class AgentRuns:
                                                            "conflict")])  # fmt: skip
             agent = session.get(Agent, source.agent_id)
             assert agent is not None  # the foreign key cascades deletions
+            _check_runnable(agent)
             execution = self._create(session, principal, agent, source.input, "created")
             execution.run_metadata = source.run_metadata
             execution.example_name = source.example_name

@@ -1,7 +1,7 @@
 """Workflow runs: creating a workflow execution from a run request, and waiting for it.
 
-* **Version**: ``latest`` (default) or a version id (a release tag is accepted too); 404 when
-  the workflow has no such version.
+* **Version**: ``latest`` (default), a version id or a release tag such as ``1.0.0`` (an id
+  is matched first); 404 when the workflow has no such version. An archived workflow is a 409.
 * **Inputs**: ``body.input`` (JSON, or the ``_json`` part of a multipart body); every other
   multipart part is a file input named after its field, stored as a blob before the
   transaction and given to the run as ``{name, size, contentType, sha256}``. The inputs are
@@ -40,7 +40,7 @@ from handlers.agents.storage.schema import WorkflowExecution, utc_now
 from handlers.agents.workflows.definition import WorkflowDefinition
 from handlers.agents.workflows.inputs import InputError, bind_inputs
 from handlers.agents.workflows.parse import WorkflowValidationError, parse_workflow
-from webrest import BadRequest, ErrorDetail
+from webrest import BadRequest, ErrorDetail, HttpError
 
 __all__ = ["WorkflowRuns"]
 
@@ -144,6 +144,9 @@ class WorkflowRuns:
 
         def choose(session: Session) -> tuple[str, str, str]:
             workflow = find_workflow(session, principal, ref)
+            if workflow.archived_at is not None:
+                message = f"Workflow '{workflow.slug}' is archived: restore it to run it"
+                raise HttpError(409, message, [ErrorDetail(("path", "id"), message, "conflict")])
             chosen = resolve_version(session, workflow, version)
             return workflow.id, chosen.id, chosen.yaml_content
 
@@ -182,9 +185,7 @@ class WorkflowRuns:
         if runnable:
             await self.engine.dispatch_or_leave(execution_id)
         if wait_seconds is None:
-            return models.RunWorkflowResponse(
-                execution_id=execution_id, status=None, result=None, error=None
-            )
+            return models.RunWorkflowResponse(execution_id=execution_id)  # no other key
         await self.engine.wait(execution_id, wait_seconds)
         row = await self.database.read(lambda session: session.get(WorkflowExecution, execution_id))
         assert row is not None  # executions are not deleted while their workflow exists

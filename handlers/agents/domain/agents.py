@@ -8,7 +8,9 @@ store before it.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -24,9 +26,11 @@ from handlers.agents.domain.manifest import (
     MANIFEST_PATH,
     STARTER_FILES,
     config_model,
+    entrypoint_source,
     manifest_bytes,
     normalize_config,
 )
+from handlers.agents.domain.snapshots import workspace_manifest
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.schema import (
@@ -39,7 +43,14 @@ from handlers.agents.storage.schema import (
 )
 from webrest import BadRequest, ErrorDetail, HttpError
 
-__all__ = ["RESERVED_SLUGS", "AgentStore", "agent_not_found", "find_agent", "file_entry"]
+__all__ = [
+    "RESERVED_SLUGS",
+    "AgentStore",
+    "agent_archived",
+    "agent_not_found",
+    "find_agent",
+    "file_entry",
+]
 
 RESERVED_SLUGS = frozenset({"executions"})
 MAX_DATASET_EXAMPLES = 1000
@@ -48,6 +59,12 @@ MAX_DATASET_EXAMPLES = 1000
 def agent_not_found(ref: str) -> HttpError:
     """The 404 of an agent that does not exist or that the key may not see."""
     return HttpError(404, f"Agent '{ref}' not found")
+
+
+def agent_archived(agent: Agent) -> HttpError:
+    """The 409 of a run of an archived agent."""
+    message = f"Agent '{agent.slug}' is archived: restore it to run it"
+    return HttpError(409, message, [ErrorDetail(("path", "agentId"), message, "conflict")])
 
 
 def visible(principal: Principal) -> ColumnElement[bool]:
@@ -109,6 +126,7 @@ def _stats(session: Session, agent_ids: Sequence[str]) -> dict[str, models.Agent
             example_count=examples.get(agent_id, 0),
             last_execution_at=None,
             avg_duration_ms=None,
+            avg_credits=None,
         )
         for agent_id in agent_ids
     }
@@ -118,12 +136,29 @@ def _stats(session: Session, agent_ids: Sequence[str]) -> dict[str, models.Agent
             example_count=examples.get(agent_id, 0),
             last_execution_at=last,
             avg_duration_ms=None if average is None else float(average),
+            avg_credits=None,  # no credits are metered here (see the spec)
         )
     return stats
 
 
-def summary(agent: Agent, stats: models.AgentStats) -> models.AgentSummary:
-    """An agent row as the API shows it."""
+def _workspaces(session: Session, agent_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Each agent's workspace: path -> blob hash."""
+    files: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    if agent_ids:
+        for agent_id, path, digest in session.execute(
+            select(AgentFile.agent_id, AgentFile.path, AgentFile.blob_sha256).where(
+                AgentFile.agent_id.in_(agent_ids)
+            )
+        ):
+            files[agent_id][path] = digest
+    return files
+
+
+def summary(
+    agent: Agent, stats: models.AgentStats, workspace: dict[str, str]
+) -> models.AgentSummary:
+    """An agent row as the API shows it; ``workspace`` is its files (path -> blob hash)."""
+    source = entrypoint_source(agent.config)
     return models.AgentSummary(
         id=agent.id,
         slug=agent.slug,
@@ -131,13 +166,27 @@ def summary(agent: Agent, stats: models.AgentStats) -> models.AgentSummary:
         description=agent.description,
         config=config_model(agent.config),
         stats=stats,
+        source_integrity=(
+            models.SourceIntegrity.source_missing
+            if source is not None and source not in workspace
+            else models.SourceIntegrity.healthy
+        ),
+        latest_version=None,
+        latest_commit=hashlib.sha256(workspace_manifest(workspace)).hexdigest(),
+        archived_at=agent.archived_at,
         created_at=agent.created_at,
         updated_at=agent.updated_at,
     )
 
 
+def _summaries(session: Session, agents: Sequence[Agent]) -> list[models.AgentSummary]:
+    ids = [agent.id for agent in agents]
+    stats, workspaces = _stats(session, ids), _workspaces(session, ids)
+    return [summary(agent, stats[agent.id], workspaces[agent.id]) for agent in agents]
+
+
 def _summary_of(session: Session, agent: Agent) -> models.AgentSummary:
-    return summary(agent, _stats(session, [agent.id])[agent.id])
+    return _summaries(session, [agent])[0]
 
 
 def _dataset(session: Session, agent_id: str) -> models.AgentDataset:
@@ -181,12 +230,20 @@ class AgentStore:
         self.blobs = blobs
 
     async def list_visible(
-        self, principal: Principal, search: str | None, limit: int, offset: int
+        self,
+        principal: Principal,
+        search: str | None,
+        limit: int,
+        offset: int,
+        include_archived: bool = False,
     ) -> models.ListAgentsResponse:
-        """One page of the agents the key sees, newest first, optionally searched."""
+        """One page of the agents the key sees, newest first, optionally searched; archived
+        ones only with ``include_archived``."""
 
         def work(session: Session) -> models.ListAgentsResponse:
             condition = visible(principal)
+            if not include_archived:
+                condition = and_(condition, Agent.archived_at.is_(None))
             if search:
                 needle = search.lower()
                 condition = and_(
@@ -205,9 +262,8 @@ class AgentStore:
                 .limit(limit)
                 .offset(offset)
             ).all()
-            stats = _stats(session, [agent.id for agent in agents])
             return models.ListAgentsResponse(
-                data=[summary(agent, stats[agent.id]) for agent in agents],
+                data=_summaries(session, agents),
                 total=total or 0,
                 limit=limit,
                 offset=offset,
@@ -315,6 +371,19 @@ class AgentStore:
                 write_file_row(session, agent.id, MANIFEST_PATH, digest, len(manifest),
                                "application/json", now)  # fmt: skip
             agent.updated_at = now
+            session.flush()
+            return _summary_of(session, agent)
+
+        return await self.database.write(work)
+
+    async def set_archived(
+        self, principal: Principal, ref: str, archived: bool
+    ) -> models.AgentSummary:
+        """Archive (``archived``) or restore the agent; doing it twice changes nothing."""
+
+        def work(session: Session) -> models.AgentSummary:
+            agent = find_agent(session, principal, ref, lock=True)
+            agent.set_archived(archived)
             session.flush()
             return _summary_of(session, agent)
 

@@ -45,7 +45,7 @@ from handlers.agents.storage.schema import (
     ExecutionFile,
     utc_now,
 )
-from webrest import HttpError
+from webrest import BadRequest, ErrorDetail, HttpError
 
 __all__ = [
     "EXPECTED",
@@ -208,6 +208,31 @@ def _clear(
     return models.AgentExecutionFeedbackDetail(feedback=None, expected=None, expected_files=[])
 
 
+ALIASES = {"feedback": "body", "feedback_rating": "rating", "feedback_status": "status"}
+"""The ``eigenpal`` SDK's spellings of the feedback fields: alias -> field."""
+
+
+def _with_aliases_resolved(
+    body: models.UpdateAgentExecutionFeedbackBody,
+) -> tuple[set[str], dict[str, Any]]:
+    """The fields ``body`` gives and their values, each alias folded into its field; a field
+    and its alias together is a 400 naming the alias (the spec's ``FeedbackFieldAndAlias``)."""
+    given = set(body.model_fields_set)
+    values = {name: getattr(body, name) for name in given}
+    for alias, name in ALIASES.items():
+        if alias not in given:
+            continue
+        value = values.pop(alias)
+        given.discard(alias)
+        if name in given:
+            wire = models.UpdateAgentExecutionFeedbackBody.model_fields[alias].alias or alias
+            message = f"{wire} is an alias of {name}: give one of them"
+            raise BadRequest(message, [ErrorDetail(("body", wire), message, "value_error")])
+        given.add(name)
+        values[name] = value
+    return given, values
+
+
 class FeedbackStore:
     """The feedback operations of one database; each is one transaction."""
 
@@ -232,8 +257,7 @@ class FeedbackStore:
         body: models.UpdateAgentExecutionFeedbackBody,
     ) -> models.AgentExecutionFeedbackDetail:
         """Create the feedback or change the fields ``body`` gives."""
-        given = set(body.model_fields_set)
-        values = {name: getattr(body, name) for name in given}
+        given, values = _with_aliases_resolved(body)
         work = partial(
             _update, principal=principal, execution_id=execution_id, given=given, values=values
         )

@@ -1,4 +1,4 @@
-"""An agent's live workspace files: listing, downloading and writing them.
+"""An agent's live workspace files: listing, reading (one file as JSON) and writing them.
 
 Paths are checked by :mod:`handlers.agents.domain.paths`; a batch upload is all or nothing (every
 path and content is checked before anything is written, and the rows change in one
@@ -26,7 +26,7 @@ from handlers.agents.domain.paths import collision, conflicting, invalid, join_p
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.schema import AgentFile, utc_now
-from webrest import BadRequest, ErrorDetail, HttpError, Response
+from webrest import BadRequest, ErrorDetail, HttpError
 
 __all__ = ["AgentFiles"]
 
@@ -114,12 +114,14 @@ class AgentFiles:
         self.database = database
         self.blobs = blobs
 
-    async def list_or_download(
+    async def list_or_read(
         self, principal: Principal, ref: str, path: str | None, prefix: str | None
-    ) -> models.ListAgentFilesResponse | Response:
-        """The files (under ``prefix``), or with ``path`` that one file's bytes."""
+    ) -> models.AgentFilesAnswer:
+        """The files (under ``prefix``), or with ``path`` that one file with its content."""
         if path is not None:
-            return await self._download(principal, ref, join_prefix(prefix, path))
+            return models.AgentFilesAnswer(
+                await self._read(principal, ref, join_prefix(prefix, path))
+            )
         folder = None
         if prefix is not None:
             folder = safe_path(prefix[:-1] if prefix.endswith("/") else prefix, ("query", "prefix"))
@@ -132,19 +134,32 @@ class AgentFiles:
             rows = session.scalars(query.order_by(AgentFile.path)).all()
             return models.ListAgentFilesResponse(files=[file_entry(row) for row in rows])
 
-        return await self.database.read(work)
+        return models.AgentFilesAnswer(await self.database.read(work))
 
-    async def _download(self, principal: Principal, ref: str, path: str) -> Response:
-        def work(session: Session) -> str:
+    async def _read(self, principal: Principal, ref: str, path: str) -> models.AgentFileContent:
+        """One file: ``content`` when it is UTF-8 text, ``contentBase64`` otherwise."""
+
+        def work(session: Session) -> AgentFile:
             agent = find_agent(session, principal, ref)
             row = session.get(AgentFile, (agent.id, path))
             if row is None:
                 raise HttpError(404, f"File {path!r} not found in agent '{ref}'")
-            return row.blob_sha256
+            session.expunge(row)
+            return row
 
-        digest = await self.database.read(work)
-        data = await anyio.to_thread.run_sync(self.blobs.get, digest)
-        return Response.ok().type("application/octet-stream").body(data)
+        row = await self.database.read(work)
+        data = await anyio.to_thread.run_sync(self.blobs.get, row.blob_sha256)
+        try:
+            content: dict[str, str] = {"content": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            content = {"content_base64": base64.b64encode(data).decode("ascii")}
+        return models.AgentFileContent(
+            path=row.path,
+            content_type=row.content_type,
+            size_bytes=row.size_bytes,
+            updated_at=row.updated_at,
+            **content,
+        )
 
     async def put(
         self,

@@ -7,6 +7,7 @@ config (an invalid ``agent.json`` is refused with 400). See README.md for the fo
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -22,7 +23,9 @@ __all__ = [
     "DEFAULT_CONFIG",
     "MANIFEST_PATH",
     "STARTER_FILES",
+    "api_trigger_enabled",
     "config_model",
+    "entrypoint_source",
     "manifest_bytes",
     "normalize_config",
     "parse_manifest",
@@ -36,7 +39,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "inputSchema": None,
     "outputSchema": None,
     "network": "none",
+    "triggers": {"api": {"enabled": True}},
 }
+
+INTERPRETERS = frozenset({"python", "bash", "sh", "node", "perl", "ruby"})
+"""Programs (any version suffix: ``python3.11``) whose first non-option argument is the script
+they run (``entrypoint_source``)."""
 
 STARTER_MAIN = '''"""Starter agent: answers with its input.
 
@@ -84,19 +92,67 @@ def normalize_config(
     """The full manifest ``config`` describes (``None``: the default), its JSON Schemas
     checked; a bad schema is a 400 naming ``<field>.inputSchema`` or ``.outputSchema``."""
     if config is None:
-        return dict(DEFAULT_CONFIG)
+        return copy.deepcopy(DEFAULT_CONFIG)
+    entrypoint = config.entrypoint
+    triggers = config.triggers
+    api = triggers.api if isinstance(triggers, models.AgentTriggers) else None
     return {
-        "entrypoint": [item.root for item in config.entrypoint],
+        "entrypoint": (
+            [item.root for item in entrypoint]
+            if isinstance(entrypoint, list)
+            else list(DEFAULT_CONFIG["entrypoint"])
+        ),
         "timeoutSeconds": config.timeout_seconds,
         "inputSchema": _schema(config.input_schema, (*field, "inputSchema")),
         "outputSchema": _schema(config.output_schema, (*field, "outputSchema")),
         "network": models.Network(config.network).value,
+        "triggers": {
+            "api": {"enabled": api.enabled if isinstance(api, models.AgentApiTrigger) else True}
+        },
     }
 
 
-def config_model(config: dict[str, Any]) -> models.AgentConfig:
-    """A stored manifest as the API model."""
-    return models.AgentConfig.model_validate(config)
+def _completed(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored manifest with the fields added since it was stored at their defaults."""
+    return {**DEFAULT_CONFIG, **config}
+
+
+def config_model(config: dict[str, Any]) -> models.AgentManifest:
+    """A stored manifest as the API shows it (every field present)."""
+    return models.AgentManifest.model_validate(_completed(config))
+
+
+def api_trigger_enabled(config: dict[str, Any]) -> bool:
+    """Whether the manifest lets the API start runs (``triggers.api.enabled``, default yes)."""
+    triggers = _completed(config)["triggers"]
+    api = triggers.get("api") if isinstance(triggers, dict) else None
+    return not (isinstance(api, dict) and api.get("enabled") is False)
+
+
+def entrypoint_source(config: dict[str, Any]) -> str | None:
+    """The workspace path of the file the manifest's entrypoint runs, or ``None`` when it
+    names none: the script of an interpreter (``[python, main.py]``: ``main.py``; options
+    such as ``-u`` are skipped, ``-c``/``-m`` mean no file), otherwise the program itself
+    when it is a relative path (``./run.sh``, ``bin/tool``)."""
+    entrypoint = [str(part) for part in _completed(config)["entrypoint"]]
+    program, arguments = entrypoint[0], entrypoint[1:]
+    if program.rsplit("/", 1)[-1].rstrip("0123456789.") in INTERPRETERS:
+        for argument in arguments:
+            if argument in ("-c", "-m", "-e", "-"):
+                return None
+            if not argument.startswith("-"):
+                return _relative(argument)
+        return None
+    return _relative(program) if "/" in program else None
+
+
+def _relative(path: str) -> str | None:
+    """``path`` as a workspace path (``./`` dropped), or ``None`` when it is absolute."""
+    if path.startswith("/"):
+        return None
+    while path.startswith("./"):
+        path = path[2:]
+    return path or None
 
 
 def manifest_bytes(config: dict[str, Any]) -> bytes:

@@ -1,8 +1,8 @@
 """Promotion of a reviewed agent execution to a dataset example of its agent.
 
-The API has no promotion endpoint (as in the product the spec follows, promotion is an
-operator's action): ``agents-admin promote EXECUTION_ID --name NAME`` promotes, and
-``agents-admin demote EXECUTION_ID`` withdraws it. What the API shows of it:
+``PUT /agents/executions/{id}/promotion`` (:mod:`handlers.agents.api.promotions`) and
+``agents-admin promote EXECUTION_ID --name NAME`` promote; ``DELETE …/promotion`` and
+``agents-admin demote EXECUTION_ID`` withdraw it. What the API shows of it:
 
 * the feedback's ``promotedExampleName``, which the execution list filters
   ``promotedToExample`` / ``promotedExampleName`` read (``execution_feedback
@@ -14,7 +14,8 @@ Rules: the execution must have ended (``completed``, ``failed``, ``cancelled`` o
 and have feedback (its review: the example's expected results are the execution's expected
 JSON and files). An execution is promoted to at most one example; promoting it again under the
 same name changes nothing, under another name is refused (demote it first). Example names are
-unique per agent: 1 to 200 characters, no control characters, no leading or trailing space.
+unique per agent: 1 to 200 characters, no control, zero-width or bidirectional formatting
+character, no leading or trailing space (:data:`EXAMPLE_NAME`).
 Clearing the feedback (``DELETE …/feedback``) removes the expected results the example is made
 of, so it withdraws the promotion too (:func:`withdraw_promotion`).
 """
@@ -22,6 +23,7 @@ of, so it withdraws the promotion too (:func:`withdraw_promotion`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +47,7 @@ __all__ = [
     "PromotedExample",
     "PromotionError",
     "add_promotion_commands",
+    "EXAMPLE_NAME",
     "check_example_name",
     "demote",
     "promote",
@@ -53,6 +56,16 @@ __all__ = [
 ]
 
 MAX_EXAMPLE_NAME = 200
+_INVISIBLE_CHARS = r"\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+"""C0 and C1 controls, zero-width and bidirectional formatting characters, line and paragraph
+separators and the byte order mark: characters that hide or rearrange what a name shows."""
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]")
+EXAMPLE_NAME = re.compile(
+    f"^[^\\s{_INVISIBLE_CHARS}](?:[^{_INVISIBLE_CHARS}]{{0,{MAX_EXAMPLE_NAME - 2}}}"
+    f"[^\\s{_INVISIBLE_CHARS}])?$"
+)
+"""A dataset example's name: 1 to 200 characters, none of the invisible ones, no space at
+either end. The spec's ``PromoteAgentExecutionBody.name`` pattern is this one (a test checks)."""
 TERMINAL = frozenset({"completed", "failed", "cancelled", "rejected"})
 PROMOTION_COMMANDS = frozenset({"promote", "demote"})
 
@@ -73,13 +86,17 @@ class PromotedExample:
 
 
 def check_example_name(name: str) -> str:
-    """``name`` when it can name a dataset example; otherwise :class:`PromotionError`."""
+    """``name`` when it can name a dataset example (:data:`EXAMPLE_NAME`); otherwise
+    :class:`PromotionError` saying why."""
     if not name or len(name) > MAX_EXAMPLE_NAME:
         raise PromotionError(f"An example name has 1 to {MAX_EXAMPLE_NAME} characters")
-    if not name.isprintable():
-        raise PromotionError(f"The example name {name!r} contains a control character")
+    if _INVISIBLE.search(name):
+        raise PromotionError(
+            f"The example name {name!r} contains a control or invisible formatting character"
+        )
     if name != name.strip():
         raise PromotionError(f"The example name {name!r} has leading or trailing space")
+    assert EXAMPLE_NAME.fullmatch(name)  # the same rule, as the spec's pattern states it
     return name
 
 

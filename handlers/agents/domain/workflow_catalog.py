@@ -27,6 +27,7 @@ from generated.agents import models
 from handlers.agents.domain.agents import RESERVED_SLUGS
 from handlers.agents.domain.keys import WORKFLOW, Principal, grant
 from handlers.agents.domain.workflow_store import (
+    LATEST,
     find_workflow,
     new_version_id,
     new_workflow_id,
@@ -214,10 +215,14 @@ class WorkflowCatalog:
         kind: str | None,
         limit: int,
         offset: int,
+        include_archived: bool = False,
     ) -> models.ListWorkflowsResponse:
-        """One page of the workflows the key may see, by slug."""
+        """One page of the workflows the key may see, by slug; archived ones only with
+        ``include_archived``."""
 
         conditions = [visible_workflows(principal)]
+        if not include_archived:
+            conditions.append(Workflow.archived_at.is_(None))
         if search:
             pattern = (
                 "%"
@@ -253,6 +258,28 @@ class WorkflowCatalog:
             )
 
         return await self.database.read(work)
+
+    async def set_archived(
+        self, principal: Principal, ref: str, archived: bool
+    ) -> models.WorkflowSummary:
+        """Archive (``archived``) or restore the workflow; doing it twice changes nothing.
+        Needs the key's create right, as creating and releasing do."""
+        if not principal.can_create_agents:
+            verb = "archive" if archived else "restore"
+            raise HttpError(403, f"This API key may not {verb} workflows")
+
+        def work(session: Session) -> models.WorkflowSummary:
+            workflow = find_workflow(session, principal, ref, lock=True)
+            workflow.set_archived(archived)
+            session.flush()
+            current = (
+                session.get(WorkflowVersion, workflow.current_version_id)
+                if workflow.current_version_id
+                else None
+            )
+            return workflow_summary(workflow, current)
+
+        return await self.database.write(work)
 
     async def versions(
         self, principal: Principal, ref: str, limit: int, offset: int
@@ -291,7 +318,13 @@ def _name_line(text: str) -> int:
 
 
 def _tag(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A release tag from a request; ``latest`` names the current version, never a tag."""
+    if not isinstance(value, str) or not value:
+        return None
+    if value == LATEST:
+        message = f"'{LATEST}' names the current version and cannot be a release tag"
+        raise BadRequest(message, [ErrorDetail(("body", "version"), message, "value_error")])
+    return value
 
 
 def _slug_taken(slug: str) -> HttpError:

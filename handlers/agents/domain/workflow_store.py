@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, false, or_, select, true
+from sqlalchemy import ColumnElement, case, false, or_, select, true
 from sqlalchemy.orm import Session
 
 from generated.agents import models
@@ -123,12 +123,15 @@ def resolve_version(session: Session, workflow: Workflow, ref: str | None) -> Wo
             if workflow.current_version_id
             else None
         )
-    else:
+    else:  # an id before a tag: a tag spelled like another version's id never shadows it
         version = session.scalars(
-            select(WorkflowVersion).where(
+            select(WorkflowVersion)
+            .where(
                 WorkflowVersion.workflow_id == workflow.id,
                 or_(WorkflowVersion.id == ref, WorkflowVersion.tag == ref),
             )
+            .order_by(case((WorkflowVersion.id == ref, 0), else_=1))
+            .limit(1)
         ).first()
     if version is None:
         what = "has no released version" if ref in (None, LATEST) else f"has no version '{ref}'"
@@ -148,6 +151,7 @@ def workflow_summary(workflow: Workflow, version: WorkflowVersion | None) -> mod
         version=version.tag if version else None,
         definition=version.definition if version else None,
         yaml_content=version.yaml_content if version else None,
+        archived_at=workflow.archived_at,
         created_at=workflow.created_at,
         updated_at=workflow.updated_at,
     )

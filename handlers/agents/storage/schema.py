@@ -132,7 +132,22 @@ class ApiKeyGrant(Base):
     created_at: Mapped[datetime]
 
 
-class Agent(Base):
+class Archivable:
+    """What agents and workflows share: ``archived_at`` (``NULL`` while active) and
+    ``updated_at``."""
+
+    archived_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+
+    def set_archived(self, archived: bool) -> None:
+        """Archive (stamping the time) or restore; a no-op when already so."""
+        if archived != (self.archived_at is not None):
+            now = utc_now()
+            self.archived_at = now if archived else None
+            self.updated_at = now
+
+
+class Agent(Archivable, Base):
     """An agent: its manifest (``config``) and, through ``agent_files``, its workspace."""
 
     __tablename__ = "agents"
@@ -144,7 +159,6 @@ class Agent(Base):
     description: Mapped[str | None] = mapped_column(Text)
     config: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
-    updated_at: Mapped[datetime]
 
 
 class AgentFile(Base):
@@ -269,7 +283,7 @@ class DatasetExample(Base):
     created_at: Mapped[datetime]
 
 
-class Workflow(Base):
+class Workflow(Archivable, Base):
     """A workflow (or block); its versions are in ``workflow_versions``. ``name``,
     ``description`` and ``kind`` follow the current (newest) version."""
 
@@ -283,7 +297,6 @@ class Workflow(Base):
     description: Mapped[str | None] = mapped_column(Text)
     current_version_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime]
-    updated_at: Mapped[datetime]
 
 
 class WorkflowVersion(Base):

@@ -203,6 +203,24 @@ def test_a_failing_step_fails_the_workflow_and_skips_its_dependants(
     assert steps["later"].status.value == "skipped"
 
 
+def test_an_agent_step_runs_an_agent_whose_api_trigger_is_disabled_or_that_is_archived(
+    admin: ServiceClient, unique: str
+) -> None:
+    # the API trigger and archiving govern runs through the API, not workflows using the agent
+    agent = new_agent(admin, unique)
+    admin.agents.update(agent, {"config": {"triggers": {"api": {"enabled": False}}}})
+    yaml = (
+        f"name: internal-{unique}\nsteps:\n  - id: ask\n    type: agent\n    agent: {agent}\n"
+        "    input:\n      n: 7\nresult: ${{ steps.ask.output.echo.n }}\n"
+    )
+    create(admin, yaml)
+    answer = admin.workflows.run(f"internal-{unique}", wait_for_completion=60)
+    assert (run_status(answer), answer.result) == ("completed", 7)
+    admin.agents.archive(agent)
+    again = admin.workflows.run(f"internal-{unique}", wait_for_completion=60)
+    assert (run_status(again), again.result) == ("completed", 7)
+
+
 def test_runs_pin_a_version_or_take_the_latest(admin: ServiceClient, unique: str) -> None:
     slug = f"pinned-{unique}"
     first = create(admin, _constant(slug, 1))

@@ -363,6 +363,10 @@ class AgentsHttpHandlers:
     ) -> models.CancelWorkflowExecutionResponse | Response:
         return await self.workflow_executions.cancel(current_principal(), execution_id)
 
+    # -- webhooks ------------------------------------------------------------------------------
+
+    # -- schedules -----------------------------------------------------------------------------
+
 
 def _check(handlers: AgentsHttpHandlers) -> AgentsHandlers:
     return handlers  # mypy checks the Protocol conformance

@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any
 
 from generated.agents.models import CancelOutcome
+from handlers.agents.execution.background import BackgroundTasks
 from handlers.agents.execution.dispatch import (
     DISPATCH_ERRORS,
     CompletionNotices,
@@ -78,6 +79,9 @@ class ExecutionEngine:
             self._pool = QueuePool(database, self.job, settings.worker_concurrency, self.name)
             self.dispatcher = QueueDispatcher(self._pool.wake)
         self.reaper = StaleReaper(database, settings, self.dispatcher, self.notices.notify)
+        self.background = BackgroundTasks()
+        """Further loops of this process (webhook delivery, schedules): registered by
+        ``server.py`` before :meth:`running`, run and stopped with the engine's own."""
 
     @property
     def initial_status(self) -> str:
@@ -148,7 +152,8 @@ class ExecutionEngine:
             log.warning("AGENTS_EMBEDDED_WORKER=false with SQLite: executions stay queued")
         start(self.reaper.run(), "reaper")
         try:
-            yield
+            async with self.background.running():
+                yield
         finally:
             for task in tasks:
                 task.cancel()

@@ -365,3 +365,9 @@ class WorkflowStepRecord(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+
+
+# -- webhooks ------------------------------------------------------------------------------------
+
+
+# -- schedules -----------------------------------------------------------------------------------

@@ -1,0 +1,21 @@
+"""Webhooks: subscriptions and their deliveries.
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-11-26
+"""
+
+from __future__ import annotations
+
+revision = "0005"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    """Filled in by the change that introduces these tables (placeholder keeps the chain)."""
+
+
+def downgrade() -> None:
+    """See upgrade."""

@@ -90,9 +90,10 @@ bench-ratelimit: $(BENCH_STAMP)
 bench-rag: $(BENCH_STAMP)
 	$(PY) -m bench.rag $(BENCH_ARGS)
 
-# The agents service as real processes: the executions list at 100k executions and workers on
-# PostgreSQL (127.0.0.1:5432, `make services`), run latency on the embedded SQLite default
-# (BENCH_ARGS=--quick for smaller sizes, --parts list,run,workers to choose).
+# The agents service as real processes: the executions list at 100k executions, accepted runs/s
+# and completions/s with 1, 2 and 4 workers on PostgreSQL (127.0.0.1:5432, `make services`), run
+# latency on the embedded SQLite default (BENCH_ARGS=--quick for smaller sizes,
+# --parts list,run,submit,workers to choose).
 bench-agents: $(BENCH_STAMP) sandbox
 	$(PY) -m bench.agents $(BENCH_ARGS)
 

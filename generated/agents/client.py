@@ -289,7 +289,7 @@ def _build_list_agent_executions(
     promoted_to_example: bool | None = None,
     promoted_example_name: str | None = None,
     since_last_resolved: bool | None = None,
-    include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+    include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
     sort: Literal["createdAt", "completedAt", "status", "exampleName"] | None = None,
     order: Literal["asc", "desc"] | None = None,
     scan_limit: int | None = None,
@@ -365,7 +365,7 @@ def _build_list_agent_executions(
 def _build_get_agent_execution(
     execution_id: str,
     *,
-    include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+    include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
 ) -> _Request:
     request = _Request("GET", f"/api/v1/agents/executions/{_segment(execution_id)}")
     if include is not None:
@@ -378,8 +378,16 @@ def _build_cancel_agent_execution(execution_id: str) -> _Request:
     return request
 
 
-def _build_rerun_agent_execution(execution_id: str) -> _Request:
+def _build_rerun_agent_execution(
+    execution_id: str, *, idempotency_key: str | None = None, priority: int | None = None
+) -> _Request:
     request = _Request("POST", f"/api/v1/agents/executions/{_segment(execution_id)}/rerun")
+    if priority is not None:
+        request.params["priority"] = _text(priority)
+    # a key of its own on every call (a retry of this request resends it unchanged)
+    request.headers["Idempotency-Key"] = (
+        _text(idempotency_key) if idempotency_key is not None else str(uuid.uuid4())
+    )
     return request
 
 
@@ -500,8 +508,14 @@ def _build_list_agents(
     return request
 
 
-def _build_create_agent(body: models.CreateAgentBody | Mapping[str, Any]) -> _Request:
+def _build_create_agent(
+    body: models.CreateAgentBody | Mapping[str, Any], *, idempotency_key: str | None = None
+) -> _Request:
     request = _Request("POST", "/api/v1/agents")
+    # a key of its own on every call (a retry of this request resends it unchanged)
+    request.headers["Idempotency-Key"] = (
+        _text(idempotency_key) if idempotency_key is not None else str(uuid.uuid4())
+    )
     if body is not None:
         request.headers["content-type"] = "application/json"
         request.content = _json_bytes(body)
@@ -540,11 +554,19 @@ def _build_run_agent(
     body: models.RunAgentBody | Mapping[str, Any] | None = None,
     *,
     files: Mapping[str, FileInput] | None = None,
+    idempotency_key: str | None = None,
+    priority: int | None = None,
     wait_for_completion: int | None = None,
 ) -> _Request:
     request = _Request("POST", f"/api/v1/agents/{_segment(agent_id)}/run")
+    if priority is not None:
+        request.params["priority"] = _text(priority)
     if wait_for_completion is not None:
         request.params["wait_for_completion"] = _text(wait_for_completion)
+    # a key of its own on every call (a retry of this request resends it unchanged)
+    request.headers["Idempotency-Key"] = (
+        _text(idempotency_key) if idempotency_key is not None else str(uuid.uuid4())
+    )
     if files:
         request.data = {"_json": _json_bytes(body).decode()}
         request.files = [_file(key, value) for key, value in files.items()]
@@ -672,8 +694,14 @@ def _build_list_workflows(
     return request
 
 
-def _build_create_workflow(body: models.CreateWorkflowBody | Mapping[str, Any]) -> _Request:
+def _build_create_workflow(
+    body: models.CreateWorkflowBody | Mapping[str, Any], *, idempotency_key: str | None = None
+) -> _Request:
     request = _Request("POST", "/api/v1/workflows")
+    # a key of its own on every call (a retry of this request resends it unchanged)
+    request.headers["Idempotency-Key"] = (
+        _text(idempotency_key) if idempotency_key is not None else str(uuid.uuid4())
+    )
     if body is not None:
         request.headers["content-type"] = "application/json"
         request.content = _json_bytes(body)
@@ -700,14 +728,22 @@ def _build_run_workflow(
     body: models.RunWorkflowBody | Mapping[str, Any] | None = None,
     *,
     files: Mapping[str, FileInput] | None = None,
+    idempotency_key: str | None = None,
+    priority: int | None = None,
     version: str | None = None,
     wait_for_completion: int | None = None,
 ) -> _Request:
     request = _Request("POST", f"/api/v1/workflows/{_segment(id)}/run")
+    if priority is not None:
+        request.params["priority"] = _text(priority)
     if version is not None:
         request.params["version"] = _text(version)
     if wait_for_completion is not None:
         request.params["wait_for_completion"] = _text(wait_for_completion)
+    # a key of its own on every call (a retry of this request resends it unchanged)
+    request.headers["Idempotency-Key"] = (
+        _text(idempotency_key) if idempotency_key is not None else str(uuid.uuid4())
+    )
     if files:
         request.data = {"_json": _json_bytes(body).decode()}
         request.files = [_file(key, value) for key, value in files.items()]
@@ -733,6 +769,97 @@ def _build_release_workflow_version(
     id: str, body: models.ReleaseWorkflowVersionBody | Mapping[str, Any]
 ) -> _Request:
     request = _Request("POST", f"/api/v1/workflows/{_segment(id)}/versions")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
+def _build_list_webhooks(*, limit: int | None = None, offset: int | None = None) -> _Request:
+    request = _Request("GET", "/api/v1/webhooks")
+    if limit is not None:
+        request.params["limit"] = _text(limit)
+    if offset is not None:
+        request.params["offset"] = _text(offset)
+    return request
+
+
+def _build_create_webhook(body: models.CreateWebhookBody | Mapping[str, Any]) -> _Request:
+    request = _Request("POST", "/api/v1/webhooks")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
+def _build_get_webhook(webhook_id: str) -> _Request:
+    request = _Request("GET", f"/api/v1/webhooks/{_segment(webhook_id)}")
+    return request
+
+
+def _build_delete_webhook(webhook_id: str) -> _Request:
+    request = _Request("DELETE", f"/api/v1/webhooks/{_segment(webhook_id)}")
+    return request
+
+
+def _build_list_webhook_deliveries(
+    webhook_id: str,
+    *,
+    status: Literal["pending", "delivered", "failed"] | None = None,
+    limit: int | None = None,
+    offset: int | None = None,
+) -> _Request:
+    request = _Request("GET", f"/api/v1/webhooks/{_segment(webhook_id)}/deliveries")
+    if status is not None:
+        request.params["status"] = _text(status)
+    if limit is not None:
+        request.params["limit"] = _text(limit)
+    if offset is not None:
+        request.params["offset"] = _text(offset)
+    return request
+
+
+def _build_list_schedules(
+    *,
+    agent_id: str | None = None,
+    workflow_id: str | None = None,
+    limit: int | None = None,
+    offset: int | None = None,
+) -> _Request:
+    request = _Request("GET", "/api/v1/schedules")
+    if agent_id is not None:
+        request.params["agentId"] = _text(agent_id)
+    if workflow_id is not None:
+        request.params["workflowId"] = _text(workflow_id)
+    if limit is not None:
+        request.params["limit"] = _text(limit)
+    if offset is not None:
+        request.params["offset"] = _text(offset)
+    return request
+
+
+def _build_create_schedule(body: models.CreateScheduleBody | Mapping[str, Any]) -> _Request:
+    request = _Request("POST", "/api/v1/schedules")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
+def _build_get_schedule(schedule_id: str) -> _Request:
+    request = _Request("GET", f"/api/v1/schedules/{_segment(schedule_id)}")
+    return request
+
+
+def _build_delete_schedule(schedule_id: str) -> _Request:
+    request = _Request("DELETE", f"/api/v1/schedules/{_segment(schedule_id)}")
+    return request
+
+
+def _build_update_schedule(
+    schedule_id: str, body: models.UpdateScheduleBody | Mapping[str, Any]
+) -> _Request:
+    request = _Request("PATCH", f"/api/v1/schedules/{_segment(schedule_id)}")
     if body is not None:
         request.headers["content-type"] = "application/json"
         request.content = _json_bytes(body)
@@ -883,6 +1010,46 @@ def _parse_cancel_workflow_execution(response: httpx.Response) -> Any:
     return models.CancelWorkflowExecutionResponse.model_validate(response.json())
 
 
+def _parse_list_webhooks(response: httpx.Response) -> Any:
+    return models.ListWebhooksResponse.model_validate(response.json())
+
+
+def _parse_create_webhook(response: httpx.Response) -> Any:
+    return models.CreatedWebhook.model_validate(response.json())
+
+
+def _parse_get_webhook(response: httpx.Response) -> Any:
+    return models.Webhook.model_validate(response.json())
+
+
+def _parse_delete_webhook(response: httpx.Response) -> Any:
+    return None
+
+
+def _parse_list_webhook_deliveries(response: httpx.Response) -> Any:
+    return models.ListWebhookDeliveriesResponse.model_validate(response.json())
+
+
+def _parse_list_schedules(response: httpx.Response) -> Any:
+    return models.ListSchedulesResponse.model_validate(response.json())
+
+
+def _parse_create_schedule(response: httpx.Response) -> Any:
+    return models.Schedule.model_validate(response.json())
+
+
+def _parse_get_schedule(response: httpx.Response) -> Any:
+    return models.Schedule.model_validate(response.json())
+
+
+def _parse_delete_schedule(response: httpx.Response) -> Any:
+    return None
+
+
+def _parse_update_schedule(response: httpx.Response) -> Any:
+    return models.Schedule.model_validate(response.json())
+
+
 # -- clients -----------------------------------------------------------------------------------
 
 
@@ -950,7 +1117,7 @@ class _AgentsExecutions:
         promoted_to_example: bool | None = None,
         promoted_example_name: str | None = None,
         since_last_resolved: bool | None = None,
-        include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+        include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
         sort: Literal["createdAt", "completedAt", "status", "exampleName"] | None = None,
         order: Literal["asc", "desc"] | None = None,
         scan_limit: int | None = None,
@@ -998,7 +1165,7 @@ class _AgentsExecutions:
         self,
         execution_id: str,
         *,
-        include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+        include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
     ) -> models.AgentExecutionResponse:
         """GET /api/v1/agents/executions/{executionId}: Get an agent execution"""
         request = _build_get_agent_execution(execution_id, include=include)
@@ -1015,9 +1182,14 @@ class _AgentsExecutions:
     def rerun(
         self,
         execution_id: str,
+        *,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
     ) -> models.RerunAgentExecutionResponse:
         """POST /api/v1/agents/executions/{executionId}/rerun: Rerun an agent execution"""
-        request = _build_rerun_agent_execution(execution_id)
+        request = _build_rerun_agent_execution(
+            execution_id, idempotency_key=idempotency_key, priority=priority
+        )
         return _parse_rerun_agent_execution(self._client._send(request))  # type: ignore[no-any-return]
 
     def get_feedback(
@@ -1157,9 +1329,11 @@ class _Agents:
     def create(
         self,
         body: models.CreateAgentBody | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
     ) -> models.CreateAgentResponse:
         """POST /api/v1/agents: Create an agent"""
-        request = _build_create_agent(body)
+        request = _build_create_agent(body, idempotency_key=idempotency_key)
         return _parse_create_agent(self._client._send(request))  # type: ignore[no-any-return]
 
     def get(
@@ -1203,11 +1377,18 @@ class _Agents:
         body: models.RunAgentBody | Mapping[str, Any] | None = None,
         *,
         files: Mapping[str, FileInput] | None = None,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
         wait_for_completion: int | None = None,
     ) -> models.RunAgentResponse:
         """POST /api/v1/agents/{agentId}/run: Run an agent"""
         request = _build_run_agent(
-            agent_id, body, files=files, wait_for_completion=wait_for_completion
+            agent_id,
+            body,
+            files=files,
+            idempotency_key=idempotency_key,
+            priority=priority,
+            wait_for_completion=wait_for_completion,
         )
         return _parse_run_agent(self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1336,9 +1517,11 @@ class _Workflows:
     def create(
         self,
         body: models.CreateWorkflowBody | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
     ) -> models.WorkflowSummary:
         """POST /api/v1/workflows: Create a workflow"""
-        request = _build_create_workflow(body)
+        request = _build_create_workflow(body, idempotency_key=idempotency_key)
         return _parse_create_workflow(self._client._send(request))  # type: ignore[no-any-return]
 
     def get(
@@ -1371,12 +1554,20 @@ class _Workflows:
         body: models.RunWorkflowBody | Mapping[str, Any] | None = None,
         *,
         files: Mapping[str, FileInput] | None = None,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
         version: str | None = None,
         wait_for_completion: int | None = None,
     ) -> models.RunWorkflowResponse:
         """POST /api/v1/workflows/{id}/run: Run a workflow"""
         request = _build_run_workflow(
-            id, body, files=files, version=version, wait_for_completion=wait_for_completion
+            id,
+            body,
+            files=files,
+            idempotency_key=idempotency_key,
+            priority=priority,
+            version=version,
+            wait_for_completion=wait_for_completion,
         )
         return _parse_run_workflow(self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1399,6 +1590,115 @@ class _Workflows:
         """POST /api/v1/workflows/{id}/versions: Release a new version of a workflow"""
         request = _build_release_workflow_version(id, body)
         return _parse_release_workflow_version(self._client._send(request))  # type: ignore[no-any-return]
+
+
+class _Webhooks:
+    """``webhooks`` operations."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListWebhooksResponse:
+        """GET /api/v1/webhooks: List webhook subscriptions"""
+        request = _build_list_webhooks(limit=limit, offset=offset)
+        return _parse_list_webhooks(self._client._send(request))  # type: ignore[no-any-return]
+
+    def create(
+        self,
+        body: models.CreateWebhookBody | Mapping[str, Any],
+    ) -> models.CreatedWebhook:
+        """POST /api/v1/webhooks: Subscribe to execution events"""
+        request = _build_create_webhook(body)
+        return _parse_create_webhook(self._client._send(request))  # type: ignore[no-any-return]
+
+    def get(
+        self,
+        webhook_id: str,
+    ) -> models.Webhook:
+        """GET /api/v1/webhooks/{webhookId}: Get a webhook subscription"""
+        request = _build_get_webhook(webhook_id)
+        return _parse_get_webhook(self._client._send(request))  # type: ignore[no-any-return]
+
+    def delete(
+        self,
+        webhook_id: str,
+    ) -> None:
+        """DELETE /api/v1/webhooks/{webhookId}: Delete a webhook subscription"""
+        request = _build_delete_webhook(webhook_id)
+        return _parse_delete_webhook(self._client._send(request))  # type: ignore[no-any-return]
+
+    def list_deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListWebhookDeliveriesResponse:
+        """GET /api/v1/webhooks/{webhookId}/deliveries: List a subscription's deliveries"""
+        request = _build_list_webhook_deliveries(
+            webhook_id, status=status, limit=limit, offset=offset
+        )
+        return _parse_list_webhook_deliveries(self._client._send(request))  # type: ignore[no-any-return]
+
+
+class _Schedules:
+    """``schedules`` operations."""
+
+    def __init__(self, client: ServiceClient) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListSchedulesResponse:
+        """GET /api/v1/schedules: List schedules"""
+        request = _build_list_schedules(
+            agent_id=agent_id, workflow_id=workflow_id, limit=limit, offset=offset
+        )
+        return _parse_list_schedules(self._client._send(request))  # type: ignore[no-any-return]
+
+    def create(
+        self,
+        body: models.CreateScheduleBody | Mapping[str, Any],
+    ) -> models.Schedule:
+        """POST /api/v1/schedules: Create a schedule"""
+        request = _build_create_schedule(body)
+        return _parse_create_schedule(self._client._send(request))  # type: ignore[no-any-return]
+
+    def get(
+        self,
+        schedule_id: str,
+    ) -> models.Schedule:
+        """GET /api/v1/schedules/{scheduleId}: Get a schedule"""
+        request = _build_get_schedule(schedule_id)
+        return _parse_get_schedule(self._client._send(request))  # type: ignore[no-any-return]
+
+    def delete(
+        self,
+        schedule_id: str,
+    ) -> None:
+        """DELETE /api/v1/schedules/{scheduleId}: Delete a schedule"""
+        request = _build_delete_schedule(schedule_id)
+        return _parse_delete_schedule(self._client._send(request))  # type: ignore[no-any-return]
+
+    def update(
+        self,
+        schedule_id: str,
+        body: models.UpdateScheduleBody | Mapping[str, Any],
+    ) -> models.Schedule:
+        """PATCH /api/v1/schedules/{scheduleId}: Change a schedule"""
+        request = _build_update_schedule(schedule_id, body)
+        return _parse_update_schedule(self._client._send(request))  # type: ignore[no-any-return]
 
 
 class ServiceClient:
@@ -1432,6 +1732,8 @@ class ServiceClient:
         )
         self.agents = _Agents(self)
         self.workflows = _Workflows(self)
+        self.webhooks = _Webhooks(self)
+        self.schedules = _Schedules(self)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -1530,7 +1832,7 @@ class Async_AgentsExecutions:
         promoted_to_example: bool | None = None,
         promoted_example_name: str | None = None,
         since_last_resolved: bool | None = None,
-        include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+        include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
         sort: Literal["createdAt", "completedAt", "status", "exampleName"] | None = None,
         order: Literal["asc", "desc"] | None = None,
         scan_limit: int | None = None,
@@ -1578,7 +1880,7 @@ class Async_AgentsExecutions:
         self,
         execution_id: str,
         *,
-        include: builtins.list[Literal["feedback", "expected", "files"]] | None = None,
+        include: builtins.list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
     ) -> models.AgentExecutionResponse:
         """GET /api/v1/agents/executions/{executionId}: Get an agent execution"""
         request = _build_get_agent_execution(execution_id, include=include)
@@ -1595,9 +1897,14 @@ class Async_AgentsExecutions:
     async def rerun(
         self,
         execution_id: str,
+        *,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
     ) -> models.RerunAgentExecutionResponse:
         """POST /api/v1/agents/executions/{executionId}/rerun: Rerun an agent execution"""
-        request = _build_rerun_agent_execution(execution_id)
+        request = _build_rerun_agent_execution(
+            execution_id, idempotency_key=idempotency_key, priority=priority
+        )
         return _parse_rerun_agent_execution(await self._client._send(request))  # type: ignore[no-any-return]
 
     async def get_feedback(
@@ -1737,9 +2044,11 @@ class Async_Agents:
     async def create(
         self,
         body: models.CreateAgentBody | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
     ) -> models.CreateAgentResponse:
         """POST /api/v1/agents: Create an agent"""
-        request = _build_create_agent(body)
+        request = _build_create_agent(body, idempotency_key=idempotency_key)
         return _parse_create_agent(await self._client._send(request))  # type: ignore[no-any-return]
 
     async def get(
@@ -1783,11 +2092,18 @@ class Async_Agents:
         body: models.RunAgentBody | Mapping[str, Any] | None = None,
         *,
         files: Mapping[str, FileInput] | None = None,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
         wait_for_completion: int | None = None,
     ) -> models.RunAgentResponse:
         """POST /api/v1/agents/{agentId}/run: Run an agent"""
         request = _build_run_agent(
-            agent_id, body, files=files, wait_for_completion=wait_for_completion
+            agent_id,
+            body,
+            files=files,
+            idempotency_key=idempotency_key,
+            priority=priority,
+            wait_for_completion=wait_for_completion,
         )
         return _parse_run_agent(await self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1916,9 +2232,11 @@ class Async_Workflows:
     async def create(
         self,
         body: models.CreateWorkflowBody | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
     ) -> models.WorkflowSummary:
         """POST /api/v1/workflows: Create a workflow"""
-        request = _build_create_workflow(body)
+        request = _build_create_workflow(body, idempotency_key=idempotency_key)
         return _parse_create_workflow(await self._client._send(request))  # type: ignore[no-any-return]
 
     async def get(
@@ -1951,12 +2269,20 @@ class Async_Workflows:
         body: models.RunWorkflowBody | Mapping[str, Any] | None = None,
         *,
         files: Mapping[str, FileInput] | None = None,
+        idempotency_key: str | None = None,
+        priority: int | None = None,
         version: str | None = None,
         wait_for_completion: int | None = None,
     ) -> models.RunWorkflowResponse:
         """POST /api/v1/workflows/{id}/run: Run a workflow"""
         request = _build_run_workflow(
-            id, body, files=files, version=version, wait_for_completion=wait_for_completion
+            id,
+            body,
+            files=files,
+            idempotency_key=idempotency_key,
+            priority=priority,
+            version=version,
+            wait_for_completion=wait_for_completion,
         )
         return _parse_run_workflow(await self._client._send(request))  # type: ignore[no-any-return]
 
@@ -1979,6 +2305,115 @@ class Async_Workflows:
         """POST /api/v1/workflows/{id}/versions: Release a new version of a workflow"""
         request = _build_release_workflow_version(id, body)
         return _parse_release_workflow_version(await self._client._send(request))  # type: ignore[no-any-return]
+
+
+class Async_Webhooks:
+    """``webhooks`` operations."""
+
+    def __init__(self, client: AsyncServiceClient) -> None:
+        self._client = client
+
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListWebhooksResponse:
+        """GET /api/v1/webhooks: List webhook subscriptions"""
+        request = _build_list_webhooks(limit=limit, offset=offset)
+        return _parse_list_webhooks(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def create(
+        self,
+        body: models.CreateWebhookBody | Mapping[str, Any],
+    ) -> models.CreatedWebhook:
+        """POST /api/v1/webhooks: Subscribe to execution events"""
+        request = _build_create_webhook(body)
+        return _parse_create_webhook(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def get(
+        self,
+        webhook_id: str,
+    ) -> models.Webhook:
+        """GET /api/v1/webhooks/{webhookId}: Get a webhook subscription"""
+        request = _build_get_webhook(webhook_id)
+        return _parse_get_webhook(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def delete(
+        self,
+        webhook_id: str,
+    ) -> None:
+        """DELETE /api/v1/webhooks/{webhookId}: Delete a webhook subscription"""
+        request = _build_delete_webhook(webhook_id)
+        return _parse_delete_webhook(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def list_deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListWebhookDeliveriesResponse:
+        """GET /api/v1/webhooks/{webhookId}/deliveries: List a subscription's deliveries"""
+        request = _build_list_webhook_deliveries(
+            webhook_id, status=status, limit=limit, offset=offset
+        )
+        return _parse_list_webhook_deliveries(await self._client._send(request))  # type: ignore[no-any-return]
+
+
+class Async_Schedules:
+    """``schedules`` operations."""
+
+    def __init__(self, client: AsyncServiceClient) -> None:
+        self._client = client
+
+    async def list(
+        self,
+        *,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> models.ListSchedulesResponse:
+        """GET /api/v1/schedules: List schedules"""
+        request = _build_list_schedules(
+            agent_id=agent_id, workflow_id=workflow_id, limit=limit, offset=offset
+        )
+        return _parse_list_schedules(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def create(
+        self,
+        body: models.CreateScheduleBody | Mapping[str, Any],
+    ) -> models.Schedule:
+        """POST /api/v1/schedules: Create a schedule"""
+        request = _build_create_schedule(body)
+        return _parse_create_schedule(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def get(
+        self,
+        schedule_id: str,
+    ) -> models.Schedule:
+        """GET /api/v1/schedules/{scheduleId}: Get a schedule"""
+        request = _build_get_schedule(schedule_id)
+        return _parse_get_schedule(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def delete(
+        self,
+        schedule_id: str,
+    ) -> None:
+        """DELETE /api/v1/schedules/{scheduleId}: Delete a schedule"""
+        request = _build_delete_schedule(schedule_id)
+        return _parse_delete_schedule(await self._client._send(request))  # type: ignore[no-any-return]
+
+    async def update(
+        self,
+        schedule_id: str,
+        body: models.UpdateScheduleBody | Mapping[str, Any],
+    ) -> models.Schedule:
+        """PATCH /api/v1/schedules/{scheduleId}: Change a schedule"""
+        request = _build_update_schedule(schedule_id, body)
+        return _parse_update_schedule(await self._client._send(request))  # type: ignore[no-any-return]
 
 
 class AsyncServiceClient:
@@ -2012,6 +2447,8 @@ class AsyncServiceClient:
         )
         self.agents = Async_Agents(self)
         self.workflows = Async_Workflows(self)
+        self.webhooks = Async_Webhooks(self)
+        self.schedules = Async_Schedules(self)
 
     async def close(self) -> None:
         """Close the connection pool."""

@@ -41,6 +41,7 @@ class AgentsHandlers(Protocol):
         self,
         *,
         body: models.CreateAgentBody,
+        idempotency_key: str | None = None,
     ) -> models.CreateAgentResponse | Response:
         """POST /api/v1/agents: Create an agent"""
         ...
@@ -84,6 +85,8 @@ class AgentsHandlers(Protocol):
         *,
         agent_id: str,
         files: Mapping[str, UploadFile],
+        idempotency_key: str | None = None,
+        priority: int = 0,
         wait_for_completion: int | None = None,
         body: models.RunAgentBody | None = None,
     ) -> models.RunAgentResponse | Response:
@@ -162,7 +165,7 @@ class AgentsHandlers(Protocol):
         promoted_to_example: bool | None = None,
         promoted_example_name: str | None = None,
         since_last_resolved: bool | None = None,
-        include: list[Literal["feedback", "expected", "files"]] | None = None,
+        include: list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
         sort: Literal["createdAt", "completedAt", "status", "exampleName"] = "createdAt",
         order: Literal["asc", "desc"] = "desc",
         scan_limit: int = 1000,
@@ -176,7 +179,7 @@ class AgentsHandlers(Protocol):
         self,
         *,
         execution_id: str,
-        include: list[Literal["feedback", "expected", "files"]] | None = None,
+        include: list[Literal["feedback", "expected", "files", "attempts"]] | None = None,
     ) -> models.AgentExecutionResponse | Response:
         """GET /api/v1/agents/executions/{executionId}: Get an agent execution"""
         ...
@@ -193,6 +196,8 @@ class AgentsHandlers(Protocol):
         self,
         *,
         execution_id: str,
+        idempotency_key: str | None = None,
+        priority: int = 0,
     ) -> models.RerunAgentExecutionResponse | Response:
         """POST /api/v1/agents/executions/{executionId}/rerun: Rerun an agent execution"""
         ...
@@ -313,6 +318,7 @@ class AgentsHandlers(Protocol):
         self,
         *,
         body: models.CreateWorkflowBody,
+        idempotency_key: str | None = None,
     ) -> models.WorkflowSummary | Response:
         """POST /api/v1/workflows: Create a workflow"""
         ...
@@ -346,6 +352,8 @@ class AgentsHandlers(Protocol):
         *,
         id: str,
         files: Mapping[str, UploadFile],
+        idempotency_key: str | None = None,
+        priority: int = 0,
         version: str = "latest",
         wait_for_completion: int | None = None,
         body: models.RunWorkflowBody | None = None,
@@ -414,4 +422,92 @@ class AgentsHandlers(Protocol):
         execution_id: str,
     ) -> models.CancelWorkflowExecutionResponse | Response:
         """POST /api/v1/workflows/executions/{executionId}/cancel: Cancel a workflow execution"""
+        ...
+
+    async def list_webhooks(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWebhooksResponse | Response:
+        """GET /api/v1/webhooks: List webhook subscriptions"""
+        ...
+
+    async def create_webhook(
+        self,
+        *,
+        body: models.CreateWebhookBody,
+    ) -> models.CreatedWebhook | Response:
+        """POST /api/v1/webhooks: Subscribe to execution events"""
+        ...
+
+    async def get_webhook(
+        self,
+        *,
+        webhook_id: str,
+    ) -> models.Webhook | Response:
+        """GET /api/v1/webhooks/{webhookId}: Get a webhook subscription"""
+        ...
+
+    async def delete_webhook(
+        self,
+        *,
+        webhook_id: str,
+    ) -> None | Response:
+        """DELETE /api/v1/webhooks/{webhookId}: Delete a webhook subscription"""
+        ...
+
+    async def list_webhook_deliveries(
+        self,
+        *,
+        webhook_id: str,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWebhookDeliveriesResponse | Response:
+        """GET /api/v1/webhooks/{webhookId}/deliveries: List a subscription's deliveries"""
+        ...
+
+    async def list_schedules(
+        self,
+        *,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListSchedulesResponse | Response:
+        """GET /api/v1/schedules: List schedules"""
+        ...
+
+    async def create_schedule(
+        self,
+        *,
+        body: models.CreateScheduleBody,
+    ) -> models.Schedule | Response:
+        """POST /api/v1/schedules: Create a schedule"""
+        ...
+
+    async def get_schedule(
+        self,
+        *,
+        schedule_id: str,
+    ) -> models.Schedule | Response:
+        """GET /api/v1/schedules/{scheduleId}: Get a schedule"""
+        ...
+
+    async def delete_schedule(
+        self,
+        *,
+        schedule_id: str,
+    ) -> None | Response:
+        """DELETE /api/v1/schedules/{scheduleId}: Delete a schedule"""
+        ...
+
+    async def update_schedule(
+        self,
+        *,
+        schedule_id: str,
+        body: models.UpdateScheduleBody,
+    ) -> models.Schedule | Response:
+        """PATCH /api/v1/schedules/{scheduleId}: Change a schedule"""
         ...

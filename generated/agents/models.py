@@ -197,6 +197,61 @@ class Network(StrEnum):
     outbound = "outbound"
 
 
+class RetryOnEnum(StrEnum):
+    failed = "failed"
+    timeout = "timeout"
+    worker_lost = "worker_lost"
+
+
+class Jitter(StrEnum):
+    full = "full"
+    none = "none"
+
+
+class RetryBackoff(BaseModel):
+    """
+    Waits between attempts (defaults 1 s, ×2, at most 300 s, full jitter).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    initial_seconds: Annotated[StrictFloat, Field(alias="initialSeconds", ge=0.0, le=86400.0)] = 1
+    factor: Annotated[StrictFloat, Field(ge=1.0, le=10.0)] = 2
+    max_seconds: Annotated[StrictFloat, Field(alias="maxSeconds", ge=0.0, le=86400.0)] = 300
+    jitter: Jitter = Jitter.full
+
+
+class AgentConcurrency(BaseModel):
+    """
+    At most `limit` executions of the agent running at once per value of `key`, counted
+    over every worker (executions started by workflow steps count but do not wait). `key`
+    is an expression of the workflow language over the run's input, named `inputs` as in
+    workflows (e.g.
+    `${{ inputs.customer }}`; bounded in size, depth and time like every expression),
+    evaluated when the run is submitted: its value (text, at most 200 characters; a
+    non-text value is its JSON) names the group, and an input whose expression fails is a
+    400. Without `key` every execution of the agent is in one group. The others wait in
+    order, `pending`, their `pendingReason` saying why.
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    limit: Annotated[StrictInt, Field(ge=1, le=10000)]
+    key: Annotated[
+        str | MISSING,
+        Field(
+            description="An expression over the input (`inputs`), e.g. `${{ inputs.customer }}`.",
+            max_length=1000,
+            min_length=1,
+        ),
+    ] = MISSING
+
+
 class AgentApiTrigger(BaseModel):
     """
     Runs through this API (`POST /agents/{agentId}/run` and reruns). When `enabled` is
@@ -689,128 +744,33 @@ class AgentExecutionFeedback(BaseModel):
     ] = MISSING
 
 
-class AgentExecutionSummary(BaseModel):
+class Outcome(StrEnum):
     """
-    An agent execution. `feedback`, `expected`/`expectedFiles` and `files` are present only
-    when asked for with `include` (otherwise the keys are absent); when asked for,
-    `feedback` is `null` if there is none and `expected` is `null` if no expected JSON is
-    set.
+    How it ended.
+    """
 
+    completed = "completed"
+    failed = "failed"
+    timeout = "timeout"
+    worker_lost = "worker_lost"
+    cancelled = "cancelled"
+    rejected = "rejected"
+
+
+class ExecutionAttempt(BaseModel):
+    """
+    One finished attempt of an execution.
     """
 
     model_config = ConfigDict(
         validate_by_name=True,
     )
-    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
-    agent_id: Annotated[str, Field(alias="agentId", pattern="^[A-Za-z0-9_-]{1,64}$")]
-    status: ExecutionStatus
-    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    number: Annotated[StrictInt, Field(ge=1, le=1000)]
+    worker_id: Annotated[str | None | MISSING, Field(alias="workerId", max_length=128)] = MISSING
     started_at: Annotated[AwareDatetime | None | MISSING, Field(alias="startedAt")] = MISSING
-    completed_at: Annotated[
-        AwareDatetime | None | MISSING,
-        Field(alias="completedAt", description="When it reached a terminal status."),
-    ] = MISSING
-    cancel_requested_at: Annotated[
-        AwareDatetime | None | MISSING,
-        Field(
-            alias="cancelRequestedAt",
-            description="When a cancellation was requested while it was running.",
-        ),
-    ] = MISSING
-    duration_ms: Annotated[
-        StrictInt | None | MISSING, Field(alias="durationMs", ge=0, le=9007199254740991)
-    ] = MISSING
-    input: Annotated[
-        dict[str, Any] | None | MISSING,
-        Field(description="The stored input snapshot (what a rerun uses); `null` when not stored."),
-    ] = MISSING
-    output: Annotated[Any | None | MISSING, Field(description="The agent's JSON result.")] = MISSING
-    schema_valid: Annotated[StrictBool | None | MISSING, Field(alias="schemaValid")] = MISSING
+    ended_at: Annotated[AwareDatetime, Field(alias="endedAt")]
+    outcome: Annotated[Outcome, Field(description="How it ended.")]
     error: Annotated[str | None | MISSING, Field(max_length=10000)] = MISSING
-    metadata: dict[str, Any] | None | MISSING = MISSING
-    batch_id: Annotated[
-        str | None | MISSING,
-        Field(
-            alias="batchId",
-            description="Experiment batch the execution belongs to.",
-            max_length=64,
-        ),
-    ] = MISSING
-    example_name: Annotated[
-        str | None | MISSING,
-        Field(
-            alias="exampleName",
-            description="Dataset example the execution ran (experiments).",
-            max_length=200,
-        ),
-    ] = MISSING
-    source_execution_id: Annotated[
-        str | None | MISSING,
-        Field(
-            alias="sourceExecutionId",
-            description="The execution this one reran.",
-            pattern="^[A-Za-z0-9_-]{1,64}$",
-        ),
-    ] = MISSING
-    feedback: AgentExecutionFeedback | None | MISSING = MISSING
-    expected: Annotated[
-        Any | None | MISSING, Field(description="Expected JSON (`include=expected`).")
-    ] = MISSING
-    expected_files: Annotated[
-        list[ExpectedFile] | MISSING,
-        Field(
-            alias="expectedFiles",
-            description="Expected files (`include=expected`).",
-            max_length=1000,
-        ),
-    ] = MISSING
-    files: ExecutionFiles | None | MISSING = MISSING
-
-
-class ListAgentExecutionsResponse(BaseModel):
-    """
-    One page of an agent's executions. With expensive filters the server examines at most
-    `scanLimit` executions (newest first): `scanLimited` is then `true` when that bound cut
-    the scan short, and `total` counts the matches among the scanned ones only.
-    `noResolvedAnchor` is `true` when `sinceLastResolved` was asked for but no execution has
-    resolved feedback (then no lower bound applied).
-
-    """
-
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    executions: Annotated[list[AgentExecutionSummary], Field(max_length=200)]
-    total: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
-    limit: Annotated[StrictInt, Field(ge=1, le=200)]
-    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
-    scan_limited: Annotated[StrictBool | None | MISSING, Field(alias="scanLimited")] = MISSING
-    no_resolved_anchor: Annotated[StrictBool | None | MISSING, Field(alias="noResolvedAnchor")] = (
-        MISSING
-    )
-
-
-class AgentExecutionResponse(BaseModel):
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    execution: AgentExecutionSummary
-
-
-class CancelAgentExecutionResponse(BaseModel):
-    """
-    Outcome of a cancel request (see `CancelOutcome`) and the execution after it. Cancelling
-    is idempotent.
-
-    """
-
-    model_config = ConfigDict(
-        validate_by_name=True,
-    )
-    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
-    status: CancelOutcome
-    was_status: Annotated[ExecutionStatus, Field(alias="wasStatus")]
-    execution: AgentExecutionSummary
 
 
 class AgentExecutionFeedbackDetail(BaseModel):
@@ -1469,6 +1429,458 @@ class CancelWorkflowExecutionResponse(BaseModel):
     was_status: Annotated[ExecutionStatus, Field(alias="wasStatus")]
 
 
+class WebhookEventType(StrEnum):
+    """
+    An execution event: the kind of execution and the terminal status it reached.
+
+    """
+
+    agent_execution_completed = "agent_execution.completed"
+    agent_execution_failed = "agent_execution.failed"
+    agent_execution_cancelled = "agent_execution.cancelled"
+    agent_execution_rejected = "agent_execution.rejected"
+    workflow_execution_completed = "workflow_execution.completed"
+    workflow_execution_failed = "workflow_execution.failed"
+    workflow_execution_cancelled = "workflow_execution.cancelled"
+    workflow_execution_rejected = "workflow_execution.rejected"
+
+
+class AgentId(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+
+
+class WorkflowId(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+
+
+class CreateWebhookBody(BaseModel):
+    """
+    A subscription: where to send which events. `agentIds` / `workflowIds` restrict the
+    agent (workflow) events to those agents (workflows); empty or omitted: every agent
+    (workflow) the key may see. A reference the key may not see is a 400. A URL whose host
+    is an address (or `localhost`) the egress guard refuses is a 400; a host name is
+    checked again at every delivery.
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    url: Annotated[
+        str,
+        Field(
+            description="The receiver (`https://…` or `http://…`); deliveries are POSTed here.",
+            max_length=2048,
+            min_length=8,
+            pattern="^[Hh][Tt][Tt][Pp][Ss]?://[!-~]+$",
+        ),
+    ]
+    events: Annotated[
+        list[WebhookEventType],
+        Field(
+            description="The events to deliver (duplicates are ignored).",
+            max_length=8,
+            min_length=1,
+        ),
+    ]
+    description: Annotated[str | None | MISSING, Field(max_length=500)] = MISSING
+    agent_ids: Annotated[
+        list[AgentId] | MISSING,
+        Field(
+            alias="agentIds",
+            description="Agents (ids or slugs) whose events are delivered; empty means all.",
+            max_length=100,
+        ),
+    ] = MISSING
+    workflow_ids: Annotated[
+        list[WorkflowId] | MISSING,
+        Field(
+            alias="workflowIds",
+            description="Workflows (ids or slugs) whose events are delivered; empty means all.",
+            max_length=100,
+        ),
+    ] = MISSING
+
+
+class Webhook(BaseModel):
+    """
+    A subscription. It belongs to the API key that created it (`keyId`); keys with scope
+    `*` see every subscription. `agentIds` and `workflowIds` are the filters as ids.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    key_id: Annotated[
+        str,
+        Field(
+            alias="keyId",
+            description="The id of the API key that owns the subscription (not a secret).",
+            max_length=64,
+        ),
+    ]
+    url: Annotated[str, Field(max_length=2048)]
+    events: Annotated[list[WebhookEventType], Field(max_length=8)]
+    description: Annotated[str | None, Field(max_length=500)]
+    agent_ids: Annotated[list[AgentId], Field(alias="agentIds", max_length=100)]
+    workflow_ids: Annotated[list[WorkflowId], Field(alias="workflowIds", max_length=100)]
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+
+
+class CreatedWebhook(BaseModel):
+    """
+    The new subscription with its signing `secret` (`whsec_` and the base64 of 24 random
+    bytes), shown only in this answer. Deliveries carry `webhook-id`,
+    `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256>` of
+    `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part after
+    `whsec_` (Standard Webhooks).
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    key_id: Annotated[str, Field(alias="keyId", max_length=64)]
+    url: Annotated[str, Field(max_length=2048)]
+    events: Annotated[list[WebhookEventType], Field(max_length=8)]
+    description: Annotated[str | None, Field(max_length=500)]
+    agent_ids: Annotated[list[AgentId], Field(alias="agentIds", max_length=100)]
+    workflow_ids: Annotated[list[WorkflowId], Field(alias="workflowIds", max_length=100)]
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    secret: Annotated[str, Field(pattern="^whsec_[A-Za-z0-9+/=]{32,88}$")]
+
+
+class ListWebhooksResponse(BaseModel):
+    """
+    Subscriptions the key may see, newest first.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    data: Annotated[list[Webhook], Field(max_length=100)]
+    total: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    limit: Annotated[StrictInt, Field(ge=1, le=100)]
+    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
+
+
+class WebhookDeliveryStatus(StrEnum):
+    """
+    `pending` (not yet delivered; `nextAttemptAt` says when it is tried), `delivered` (a
+    2xx answer), `failed` (every attempt failed; no more are made).
+
+    """
+
+    pending = "pending"
+    delivered = "delivered"
+    failed = "failed"
+
+
+class WebhookDelivery(BaseModel):
+    """
+    One event for one subscription and its attempts. `id` is the `webhook-id` header of
+    every attempt (receivers deduplicate by it).
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    webhook_id: Annotated[str, Field(alias="webhookId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    event_type: Annotated[WebhookEventType, Field(alias="eventType")]
+    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    status: WebhookDeliveryStatus
+    attempts: Annotated[StrictInt, Field(description="Attempts made so far.", ge=0, le=1000)]
+    next_attempt_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="nextAttemptAt",
+            description="When the next attempt is due (`null` once delivered or failed).",
+        ),
+    ]
+    last_attempt_at: Annotated[AwareDatetime | None, Field(alias="lastAttemptAt")]
+    last_status_code: Annotated[
+        StrictInt | None,
+        Field(
+            alias="lastStatusCode",
+            description="The HTTP status of the last attempt (`null` when it got no answer).",
+            ge=100,
+            le=599,
+        ),
+    ]
+    last_error: Annotated[
+        str | None,
+        Field(
+            alias="lastError",
+            description="Why the last attempt failed: the status and up to 1 KiB of the answer's body, a\nconnection error or timeout, or the egress guard's refusal.\n",
+            max_length=2000,
+        ),
+    ]
+    created_at: Annotated[
+        AwareDatetime,
+        Field(alias="createdAt", description="When the event was recorded."),
+    ]
+    delivered_at: Annotated[AwareDatetime | None, Field(alias="deliveredAt")]
+
+
+class ListWebhookDeliveriesResponse(BaseModel):
+    """
+    A subscription's deliveries, newest first.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    data: Annotated[list[WebhookDelivery], Field(max_length=100)]
+    total: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    limit: Annotated[StrictInt, Field(ge=1, le=100)]
+    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
+
+
+class WebhookEventData(BaseModel):
+    """
+    The execution: agent executions carry `agentId`, `agentSlug`, `output` and
+    `outputTruncated`; workflow executions `workflowId`, `workflowSlug`, `result` and
+    `resultTruncated`. An output (result) whose JSON is over 256 KiB is left out and its
+    flag is `true`: read it from the API.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    agent_id: Annotated[str | MISSING, Field(alias="agentId", pattern="^[A-Za-z0-9_-]{1,64}$")] = (
+        MISSING
+    )
+    agent_slug: Annotated[
+        str | MISSING, Field(alias="agentSlug", pattern="^[A-Za-z0-9_-]{1,64}$")
+    ] = MISSING
+    workflow_id: Annotated[
+        str | MISSING, Field(alias="workflowId", pattern="^[A-Za-z0-9_-]{1,64}$")
+    ] = MISSING
+    workflow_slug: Annotated[
+        str | MISSING, Field(alias="workflowSlug", pattern="^[A-Za-z0-9_-]{1,64}$")
+    ] = MISSING
+    status: ExecutionStatus
+    error: Annotated[str | None, Field(max_length=10000)]
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    completed_at: Annotated[AwareDatetime | None, Field(alias="completedAt")]
+    duration_ms: Annotated[StrictInt | None, Field(alias="durationMs", ge=0, le=9007199254740991)]
+    output: Annotated[
+        Any | None | MISSING,
+        Field(description="The agent execution's output (absent when truncated)."),
+    ] = MISSING
+    output_truncated: Annotated[StrictBool | MISSING, Field(alias="outputTruncated")] = MISSING
+    result: Annotated[
+        Any | None | MISSING,
+        Field(description="The workflow execution's result (absent when truncated)."),
+    ] = MISSING
+    result_truncated: Annotated[StrictBool | MISSING, Field(alias="resultTruncated")] = MISSING
+
+
+class CreateScheduleBody(BaseModel):
+    """
+    A cron schedule of one agent (`agentId`) or one workflow (`workflowId`): exactly one of
+    the two, by id or slug, that the key may see and run. Each tick of `cron` in `timezone`
+    starts one run with `input`, as the key that created the schedule
+    (handlers/agents/README.md, "Schedules").
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    agent_id: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="agentId",
+            description="The agent to run (id or slug); exclusive with `workflowId`.",
+            pattern="^[A-Za-z0-9_-]{1,64}$",
+        ),
+    ] = MISSING
+    workflow_id: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="workflowId",
+            description="The workflow to run (id or slug); exclusive with `agentId`.",
+            pattern="^[A-Za-z0-9_-]{1,64}$",
+        ),
+    ] = MISSING
+    cron: Annotated[
+        str,
+        Field(
+            description="Five fields, `minute hour day-of-month month day-of-week` (`*`, lists, ranges,\nsteps, month and day names, `L` and `#`), or six with a leading seconds field, or\none of `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`,\n`@hourly`. When both day fields are restricted a day matching either one fires.\n",
+            max_length=200,
+            min_length=1,
+        ),
+    ]
+    timezone: Annotated[
+        str | None | MISSING,
+        Field(
+            description="The IANA time zone the cron fields are read in (default `UTC`).",
+            max_length=64,
+            min_length=1,
+        ),
+    ] = MISSING
+    input: Annotated[
+        dict[str, Any] | None | MISSING,
+        Field(
+            description="The input of every run (`null` or omitted: `{}`). It must match the agent's\n`inputSchema` or the workflow version's declared inputs when the schedule is written.\n"
+        ),
+    ] = MISSING
+    version: Annotated[
+        str | None | MISSING,
+        Field(
+            description="Workflows only: the version each run uses, `latest` (default: the current version\nat each tick), a version id or a release tag.\n",
+            pattern="^[A-Za-z0-9._-]{1,64}$",
+        ),
+    ] = MISSING
+    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
+    enabled: Annotated[
+        StrictBool | None | MISSING,
+        Field(description="Whether the schedule fires (default `true`)."),
+    ] = MISSING
+
+
+class UpdateScheduleBody(BaseModel):
+    """
+    The fields to change; omitted ones are kept. A new `cron` or `timezone`, or enabling a
+    disabled schedule, computes `nextRunAt` from now (ticks that passed while it was
+    disabled are not run); disabling clears it.
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    cron: Annotated[
+        str | MISSING,
+        Field(
+            description="A cron expression, as at creation.",
+            max_length=200,
+            min_length=1,
+        ),
+    ] = MISSING
+    timezone: Annotated[
+        str | MISSING,
+        Field(description="An IANA time zone.", max_length=64, min_length=1),
+    ] = MISSING
+    input: Annotated[
+        dict[str, Any] | None | MISSING,
+        Field(description="The input of every run (`null` means `{}`)."),
+    ] = MISSING
+    description: Annotated[str | None | MISSING, Field(max_length=2000)] = MISSING
+    enabled: StrictBool | MISSING = MISSING
+
+
+class Schedule(BaseModel):
+    """
+    A cron schedule. `agentId` or `workflowId` (as an id) names what it runs; `keyId` is the
+    API key the schedule belongs to and runs as (its executions' creator). `nextRunAt` is
+    the next tick (`null` while disabled); `lastRunAt` is the tick of the latest run and
+    `lastExecutionId` its execution; `lastError` says why the latest tick started no run
+    (`null` when it did).
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    agent_id: Annotated[str | None, Field(alias="agentId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    workflow_id: Annotated[str | None, Field(alias="workflowId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    version: Annotated[
+        str | None,
+        Field(
+            description="Workflows only (else `null`) the version each run uses, e.g. `latest`.",
+            max_length=64,
+        ),
+    ]
+    cron: Annotated[str, Field(max_length=200)]
+    timezone: Annotated[str, Field(max_length=64)]
+    input: dict[str, Any]
+    description: Annotated[str | None, Field(max_length=2000)]
+    enabled: StrictBool
+    key_id: Annotated[
+        str,
+        Field(
+            alias="keyId",
+            description="The id of the API key the schedule belongs to and runs as (not a secret).",
+            max_length=64,
+        ),
+    ]
+    next_run_at: Annotated[AwareDatetime | None, Field(alias="nextRunAt")]
+    last_run_at: Annotated[AwareDatetime | None, Field(alias="lastRunAt")]
+    last_execution_id: Annotated[
+        str | None, Field(alias="lastExecutionId", pattern="^[A-Za-z0-9_-]{1,64}$")
+    ]
+    last_error: Annotated[str | None, Field(alias="lastError", max_length=10000)]
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
+
+
+class ListSchedulesResponse(BaseModel):
+    """
+    Schedules of the agents and workflows the key may see, newest first.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    data: Annotated[list[Schedule], Field(max_length=200)]
+    total: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    limit: Annotated[StrictInt, Field(ge=1, le=200)]
+    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
+
+
+class AgentRetries(BaseModel):
+    """
+    Retries of an execution whose attempt ended badly: up to `maxAttempts` attempts in all,
+    for the outcomes listed in `retryOn` (`failed`: the program exited non-zero or broke the
+    runner's limits; `timeout`: it ran past `timeoutSeconds`; `worker_lost`: its worker
+    stopped sending heartbeats). Attempt n+1 waits `min(initialSeconds × factor^(n-1),
+    maxSeconds)` after attempt n ended, the whole of it (`jitter: none`) or a uniformly
+    random part of it (`full`, the default: retries of many executions spread out). The
+    execution stays `pending` meanwhile (its `pendingReason` says until when); each
+    attempt is kept (`include=attempts`). A cancellation stops further attempts. `null`:
+    one attempt (a lost worker's execution is still retried up to
+    `AGENTS_MAX_ATTEMPTS` in all).
+
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    max_attempts: Annotated[
+        StrictInt,
+        Field(
+            alias="maxAttempts",
+            description="Attempts in all, the first included.",
+            ge=1,
+            le=20,
+        ),
+    ]
+    retry_on: Annotated[
+        list[RetryOnEnum] | MISSING,
+        Field(
+            alias="retryOn",
+            description="Outcomes that are retried (default all three).",
+            max_length=3,
+            min_length=1,
+        ),
+    ] = MISSING
+    backoff: RetryBackoff | None | MISSING = MISSING
+
+
 class AgentTriggers(BaseModel):
     """
     How the agent may be started.
@@ -1512,6 +1924,176 @@ class RunAgentResponse(BaseModel):
         Field(description="Why the execution failed or was rejected.", max_length=10000),
     ] = MISSING
     cost: RunCost | MISSING = MISSING
+
+
+class AgentExecutionSummary(BaseModel):
+    """
+    An agent execution. `feedback`, `expected`/`expectedFiles` and `files` are present only
+    when asked for with `include` (otherwise the keys are absent); when asked for,
+    `feedback` is `null` if there is none and `expected` is `null` if no expected JSON is
+    set.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    id: Annotated[str, Field(pattern="^[A-Za-z0-9_-]{1,64}$")]
+    agent_id: Annotated[str, Field(alias="agentId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    status: ExecutionStatus
+    created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
+    started_at: Annotated[AwareDatetime | None | MISSING, Field(alias="startedAt")] = MISSING
+    completed_at: Annotated[
+        AwareDatetime | None | MISSING,
+        Field(alias="completedAt", description="When it reached a terminal status."),
+    ] = MISSING
+    cancel_requested_at: Annotated[
+        AwareDatetime | None | MISSING,
+        Field(
+            alias="cancelRequestedAt",
+            description="When a cancellation was requested while it was running.",
+        ),
+    ] = MISSING
+    duration_ms: Annotated[
+        StrictInt | None | MISSING, Field(alias="durationMs", ge=0, le=9007199254740991)
+    ] = MISSING
+    input: Annotated[
+        dict[str, Any] | None | MISSING,
+        Field(description="The stored input snapshot (what a rerun uses); `null` when not stored."),
+    ] = MISSING
+    output: Annotated[Any | None | MISSING, Field(description="The agent's JSON result.")] = MISSING
+    schema_valid: Annotated[StrictBool | None | MISSING, Field(alias="schemaValid")] = MISSING
+    error: Annotated[str | None | MISSING, Field(max_length=10000)] = MISSING
+    metadata: dict[str, Any] | None | MISSING = MISSING
+    batch_id: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="batchId",
+            description="Experiment batch the execution belongs to.",
+            max_length=64,
+        ),
+    ] = MISSING
+    example_name: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="exampleName",
+            description="Dataset example the execution ran (experiments).",
+            max_length=200,
+        ),
+    ] = MISSING
+    source_execution_id: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="sourceExecutionId",
+            description="The execution this one reran.",
+            pattern="^[A-Za-z0-9_-]{1,64}$",
+        ),
+    ] = MISSING
+    priority: Annotated[
+        StrictInt | MISSING,
+        Field(
+            description="The run's priority (see the run operation's `priority`).",
+            ge=-100,
+            le=100,
+        ),
+    ] = MISSING
+    attempt: Annotated[
+        StrictInt | MISSING,
+        Field(
+            description="Attempts started so far (0 while it never started).",
+            ge=0,
+            le=1000,
+        ),
+    ] = MISSING
+    pending_reason: Annotated[
+        str | None | MISSING,
+        Field(
+            alias="pendingReason",
+            description="Why a `pending` execution has not started: waiting for a retry's backoff (until\nwhen), or for a concurrency slot (the limit and how many run); `null` when it\nsimply waits its turn, or is not pending.\n",
+            max_length=500,
+        ),
+    ] = MISSING
+    attempts: Annotated[
+        list[ExecutionAttempt] | MISSING,
+        Field(
+            description="Its finished attempts, oldest first (`include=attempts`).",
+            max_length=1000,
+        ),
+    ] = MISSING
+    feedback: AgentExecutionFeedback | None | MISSING = MISSING
+    expected: Annotated[
+        Any | None | MISSING, Field(description="Expected JSON (`include=expected`).")
+    ] = MISSING
+    expected_files: Annotated[
+        list[ExpectedFile] | MISSING,
+        Field(
+            alias="expectedFiles",
+            description="Expected files (`include=expected`).",
+            max_length=1000,
+        ),
+    ] = MISSING
+    files: ExecutionFiles | None | MISSING = MISSING
+
+
+class ListAgentExecutionsResponse(BaseModel):
+    """
+    One page of an agent's executions. With expensive filters the server examines at most
+    `scanLimit` executions (newest first): `scanLimited` is then `true` when that bound cut
+    the scan short, and `total` counts the matches among the scanned ones only.
+    `noResolvedAnchor` is `true` when `sinceLastResolved` was asked for but no execution has
+    resolved feedback (then no lower bound applied).
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    executions: Annotated[list[AgentExecutionSummary], Field(max_length=200)]
+    total: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    limit: Annotated[StrictInt, Field(ge=1, le=200)]
+    offset: Annotated[StrictInt, Field(ge=0, le=1000000)]
+    scan_limited: Annotated[StrictBool | None | MISSING, Field(alias="scanLimited")] = MISSING
+    no_resolved_anchor: Annotated[StrictBool | None | MISSING, Field(alias="noResolvedAnchor")] = (
+        MISSING
+    )
+
+
+class AgentExecutionResponse(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    execution: AgentExecutionSummary
+
+
+class CancelAgentExecutionResponse(BaseModel):
+    """
+    Outcome of a cancel request (see `CancelOutcome`) and the execution after it. Cancelling
+    is idempotent.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    execution_id: Annotated[str, Field(alias="executionId", pattern="^[A-Za-z0-9_-]{1,64}$")]
+    status: CancelOutcome
+    was_status: Annotated[ExecutionStatus, Field(alias="wasStatus")]
+    execution: AgentExecutionSummary
+
+
+class WebhookEvent(BaseModel):
+    """
+    The body of a delivery (POSTed as `application/json`; never sent by or to this API
+    itself). `data` describes the execution when the event was recorded.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    type: WebhookEventType
+    timestamp: Annotated[AwareDatetime, Field(description="When the event was recorded.")]
+    data: WebhookEventData
 
 
 class AgentConfig(BaseModel):
@@ -1574,6 +2156,8 @@ class AgentConfig(BaseModel):
         ),
     ] = Network.none
     triggers: AgentTriggers | MISSING = MISSING
+    retries: AgentRetries | None | MISSING = MISSING
+    concurrency: AgentConcurrency | None | MISSING = MISSING
 
 
 class AgentManifest(BaseModel):
@@ -1625,6 +2209,8 @@ class AgentManifest(BaseModel):
         ),
     ]
     triggers: AgentTriggers
+    retries: AgentRetries | None
+    concurrency: AgentConcurrency | None
 
 
 class AgentSummary(BaseModel):

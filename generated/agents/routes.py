@@ -67,6 +67,9 @@ _PROMOTE_AGENT_EXECUTION_BODY = TypeAdapter(models.PromoteAgentExecutionBody)
 _CREATE_WORKFLOW_BODY = TypeAdapter(models.CreateWorkflowBody)
 _RUN_WORKFLOW_BODY = TypeAdapter(models.RunWorkflowBody)
 _RELEASE_WORKFLOW_VERSION_BODY = TypeAdapter(models.ReleaseWorkflowVersionBody)
+_CREATE_WEBHOOK_BODY = TypeAdapter(models.CreateWebhookBody)
+_CREATE_SCHEDULE_BODY = TypeAdapter(models.CreateScheduleBody)
+_UPDATE_SCHEDULE_BODY = TypeAdapter(models.UpdateScheduleBody)
 
 _RUN_AGENT_FORM = (FormField("files", "files", False),)
 _ADD_AGENT_EXECUTION_EXPECTED_FILE_FORM = (
@@ -120,10 +123,15 @@ class AgentsRoutes:
         self,
         request: Request,
         payload: Annotated[object, Entity],
+        idempotency_key: Annotated[
+            str | None, Header("Idempotency-Key"), Field(pattern="^[!-~]{1,255}$")
+        ] = None,
     ) -> Response:
         """POST /api/v1/agents"""
         body = validate_body(_CREATE_AGENT_BODY, payload)
-        result = await self._handlers.create_agent(body=cast("models.CreateAgentBody", body))
+        result = await self._handlers.create_agent(
+            idempotency_key=idempotency_key, body=cast("models.CreateAgentBody", body)
+        )
         return success(result, 201, None)
 
     @Get(
@@ -208,6 +216,10 @@ class AgentsRoutes:
         self,
         request: Request,
         agent_id: Annotated[str, Param("agentId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        idempotency_key: Annotated[
+            str | None, Header("Idempotency-Key"), Field(pattern="^[!-~]{1,255}$")
+        ] = None,
+        priority: Annotated[int, Param("priority"), Field(ge=-100, le=100)] = 0,
         wait_for_completion: Annotated[
             int | None, Param("wait_for_completion"), Field(ge=1, le=600)
         ] = None,
@@ -224,6 +236,8 @@ class AgentsRoutes:
         )
         result = await self._handlers.run_agent(
             agent_id=agent_id,
+            idempotency_key=idempotency_key,
+            priority=priority,
             wait_for_completion=wait_for_completion,
             body=cast("models.RunAgentBody | None", body),
             files=cast("Mapping[str, UploadFile]", form["files"]),
@@ -385,9 +399,9 @@ class AgentsRoutes:
         ] = None,
         since_last_resolved: Annotated[bool | None, Param("sinceLastResolved")] = None,
         include: Annotated[
-            list[Literal["feedback", "expected", "files"]] | None,
+            list[Literal["feedback", "expected", "files", "attempts"]] | None,
             Param("include"),
-            Field(max_length=3),
+            Field(max_length=4),
             SeparatedBy(","),
         ] = None,
         sort: Annotated[
@@ -446,9 +460,9 @@ class AgentsRoutes:
         request: Request,
         execution_id: Annotated[str, Param("executionId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
         include: Annotated[
-            list[Literal["feedback", "expected", "files"]] | None,
+            list[Literal["feedback", "expected", "files", "attempts"]] | None,
             Param("include"),
-            Field(max_length=3),
+            Field(max_length=4),
             SeparatedBy(","),
         ] = None,
     ) -> Response:
@@ -483,9 +497,15 @@ class AgentsRoutes:
         self,
         request: Request,
         execution_id: Annotated[str, Param("executionId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        idempotency_key: Annotated[
+            str | None, Header("Idempotency-Key"), Field(pattern="^[!-~]{1,255}$")
+        ] = None,
+        priority: Annotated[int, Param("priority"), Field(ge=-100, le=100)] = 0,
     ) -> Response:
         """POST /api/v1/agents/executions/{executionId}/rerun"""
-        result = await self._handlers.rerun_agent_execution(execution_id=execution_id)
+        result = await self._handlers.rerun_agent_execution(
+            execution_id=execution_id, idempotency_key=idempotency_key, priority=priority
+        )
         return success(result, 202, None)
 
     @Get(
@@ -741,10 +761,15 @@ class AgentsRoutes:
         self,
         request: Request,
         payload: Annotated[object, Entity],
+        idempotency_key: Annotated[
+            str | None, Header("Idempotency-Key"), Field(pattern="^[!-~]{1,255}$")
+        ] = None,
     ) -> Response:
         """POST /api/v1/workflows"""
         body = validate_body(_CREATE_WORKFLOW_BODY, payload)
-        result = await self._handlers.create_workflow(body=cast("models.CreateWorkflowBody", body))
+        result = await self._handlers.create_workflow(
+            idempotency_key=idempotency_key, body=cast("models.CreateWorkflowBody", body)
+        )
         return success(result, 201, None)
 
     @Get(
@@ -803,6 +828,10 @@ class AgentsRoutes:
         self,
         request: Request,
         id: Annotated[str, Param("id"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        idempotency_key: Annotated[
+            str | None, Header("Idempotency-Key"), Field(pattern="^[!-~]{1,255}$")
+        ] = None,
+        priority: Annotated[int, Param("priority"), Field(ge=-100, le=100)] = 0,
         version: Annotated[
             str, Param("version"), Field(pattern="^[A-Za-z0-9._-]{1,64}$")
         ] = "latest",
@@ -821,6 +850,8 @@ class AgentsRoutes:
         )
         result = await self._handlers.run_workflow(
             id=id,
+            idempotency_key=idempotency_key,
+            priority=priority,
             version=version,
             wait_for_completion=wait_for_completion,
             body=cast("models.RunWorkflowBody | None", body),
@@ -961,6 +992,178 @@ class AgentsRoutes:
     ) -> Response:
         """POST /api/v1/workflows/executions/{executionId}/cancel"""
         result = await self._handlers.cancel_workflow_execution(execution_id=execution_id)
+        return success(result, 200, None)
+
+    @Get(
+        "/api/v1/webhooks",
+        status=200,
+        operation_id="list_webhooks",
+        produces=("application/json",),
+    )
+    async def list_webhooks(
+        self,
+        request: Request,
+        limit: Annotated[int, Param("limit"), Field(ge=1, le=100)] = 50,
+        offset: Annotated[int, Param("offset"), Field(ge=0, le=1000000)] = 0,
+    ) -> Response:
+        """GET /api/v1/webhooks"""
+        result = await self._handlers.list_webhooks(limit=limit, offset=offset)
+        return success(result, 200, None)
+
+    @Post(
+        "/api/v1/webhooks",
+        status=201,
+        operation_id="create_webhook",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def create_webhook(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /api/v1/webhooks"""
+        body = validate_body(_CREATE_WEBHOOK_BODY, payload)
+        result = await self._handlers.create_webhook(body=cast("models.CreateWebhookBody", body))
+        return success(result, 201, None)
+
+    @Get(
+        "/api/v1/webhooks/{webhookId:[A-Za-z0-9_-]{1,64}}",
+        status=200,
+        operation_id="get_webhook",
+        produces=("application/json",),
+    )
+    async def get_webhook(
+        self,
+        request: Request,
+        webhook_id: Annotated[str, Param("webhookId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """GET /api/v1/webhooks/{webhookId}"""
+        result = await self._handlers.get_webhook(webhook_id=webhook_id)
+        return success(result, 200, None)
+
+    @Delete(
+        "/api/v1/webhooks/{webhookId:[A-Za-z0-9_-]{1,64}}",
+        status=204,
+        operation_id="delete_webhook",
+    )
+    async def delete_webhook(
+        self,
+        request: Request,
+        webhook_id: Annotated[str, Param("webhookId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """DELETE /api/v1/webhooks/{webhookId}"""
+        result = await self._handlers.delete_webhook(webhook_id=webhook_id)
+        return success(result, 204, None)
+
+    @Get(
+        "/api/v1/webhooks/{webhookId:[A-Za-z0-9_-]{1,64}}/deliveries",
+        status=200,
+        operation_id="list_webhook_deliveries",
+        produces=("application/json",),
+    )
+    async def list_webhook_deliveries(
+        self,
+        request: Request,
+        webhook_id: Annotated[str, Param("webhookId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        status: Annotated[Literal["pending", "delivered", "failed"] | None, Param("status")] = None,
+        limit: Annotated[int, Param("limit"), Field(ge=1, le=100)] = 50,
+        offset: Annotated[int, Param("offset"), Field(ge=0, le=1000000)] = 0,
+    ) -> Response:
+        """GET /api/v1/webhooks/{webhookId}/deliveries"""
+        result = await self._handlers.list_webhook_deliveries(
+            webhook_id=webhook_id, status=status, limit=limit, offset=offset
+        )
+        return success(result, 200, None)
+
+    @Get(
+        "/api/v1/schedules",
+        status=200,
+        operation_id="list_schedules",
+        produces=("application/json",),
+    )
+    async def list_schedules(
+        self,
+        request: Request,
+        agent_id: Annotated[
+            str | None, Param("agentId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")
+        ] = None,
+        workflow_id: Annotated[
+            str | None, Param("workflowId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")
+        ] = None,
+        limit: Annotated[int, Param("limit"), Field(ge=1, le=200)] = 50,
+        offset: Annotated[int, Param("offset"), Field(ge=0, le=1000000)] = 0,
+    ) -> Response:
+        """GET /api/v1/schedules"""
+        result = await self._handlers.list_schedules(
+            agent_id=agent_id, workflow_id=workflow_id, limit=limit, offset=offset
+        )
+        return success(result, 200, None)
+
+    @Post(
+        "/api/v1/schedules",
+        status=201,
+        operation_id="create_schedule",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def create_schedule(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /api/v1/schedules"""
+        body = validate_body(_CREATE_SCHEDULE_BODY, payload)
+        result = await self._handlers.create_schedule(body=cast("models.CreateScheduleBody", body))
+        return success(result, 201, None)
+
+    @Get(
+        "/api/v1/schedules/{scheduleId:[A-Za-z0-9_-]{1,64}}",
+        status=200,
+        operation_id="get_schedule",
+        produces=("application/json",),
+    )
+    async def get_schedule(
+        self,
+        request: Request,
+        schedule_id: Annotated[str, Param("scheduleId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """GET /api/v1/schedules/{scheduleId}"""
+        result = await self._handlers.get_schedule(schedule_id=schedule_id)
+        return success(result, 200, None)
+
+    @Delete(
+        "/api/v1/schedules/{scheduleId:[A-Za-z0-9_-]{1,64}}",
+        status=204,
+        operation_id="delete_schedule",
+    )
+    async def delete_schedule(
+        self,
+        request: Request,
+        schedule_id: Annotated[str, Param("scheduleId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+    ) -> Response:
+        """DELETE /api/v1/schedules/{scheduleId}"""
+        result = await self._handlers.delete_schedule(schedule_id=schedule_id)
+        return success(result, 204, None)
+
+    @Patch(
+        "/api/v1/schedules/{scheduleId:[A-Za-z0-9_-]{1,64}}",
+        status=200,
+        operation_id="update_schedule",
+        produces=("application/json",),
+        consumes=("application/json",),
+    )
+    async def update_schedule(
+        self,
+        request: Request,
+        schedule_id: Annotated[str, Param("scheduleId"), Field(pattern="^[A-Za-z0-9_-]{1,64}$")],
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """PATCH /api/v1/schedules/{scheduleId}"""
+        body = validate_body(_UPDATE_SCHEDULE_BODY, payload)
+        result = await self._handlers.update_schedule(
+            schedule_id=schedule_id, body=cast("models.UpdateScheduleBody", body)
+        )
         return success(result, 200, None)
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -35,6 +37,8 @@ from handlers.agents.domain.agents import AgentStore
 from handlers.agents.domain.files import AgentFiles
 from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
 from handlers.agents.execution.engine import ExecutionEngine
+from handlers.agents.execution.scheduler import Scheduler
+from handlers.agents.execution.webhook_delivery import webhook_delivery
 from handlers.agents.runner import Sandbox, Unsandboxed
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from handlers.agents.storage.blobs import BlobStore
@@ -98,12 +102,17 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 class AgentsServer:
     """The API on a listening socket: :meth:`serve` until :meth:`stop` (or a signal)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, listening: socket.socket | None = None) -> None:
+        """``listening``: a bound socket to serve on (a process of several); by default the
+        server binds ``AGENTS_HOST``:``AGENTS_PORT`` itself."""
         self.settings = settings
         sandbox = _sandbox(settings)
         self.database = open_database(settings)
         blobs = BlobStore(settings.blob_dir)
         self.engine = ExecutionEngine(settings, self.database, blobs, sandbox)
+        self.scheduler = Scheduler(self.database, blobs, self.engine)
+        self.engine.background.add("schedules", self.scheduler.run)
+        self.engine.background.add("webhooks", webhook_delivery(settings, self.database))
         self.rate_limiter = rate_limiter_from_settings(settings)
         self.app = create_service_app(
             self.database,
@@ -113,7 +122,7 @@ class AgentsServer:
             max_body_size=settings.max_request_bytes,
         )
         try:
-            self.socket = _listening_socket(settings.host, settings.port)
+            self.socket = listening or _listening_socket(settings.host, settings.port)
         except OSError:
             self.database.dispose()
             raise
@@ -176,9 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     return run_service(Settings, _serve, program="agents-server")
 
 
-def _serve(settings: Settings) -> int:
+def _serve(settings: Settings, listening: socket.socket | None = None) -> int:
+    if settings.server_processes > 1 and listening is None:
+        return _serve_processes(settings)
     try:
-        server = AgentsServer(settings)
+        server = AgentsServer(settings, listening)
     except SandboxUnavailable as error:
         log.error("%s", error)
         return 2
@@ -192,6 +203,54 @@ def _serve(settings: Settings) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(server.serve())
     return 0
+
+
+def _serve_processes(settings: Settings) -> int:
+    """``AGENTS_SERVER_PROCESSES`` > 1: bind the port once, then fork that many servers onto it
+    (the kernel spreads connections among them). The parent only supervises: it passes
+    SIGTERM/SIGINT on, and when one server exits on its own it stops the others and exits with
+    that status (so a supervisor above restarts the whole)."""
+    try:
+        listening = _listening_socket(settings.host, settings.port)
+    except OSError as error:
+        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, error)
+        return 1
+    children: list[int] = []
+    for _ in range(settings.server_processes):
+        pid = os.fork()
+        if pid == 0:  # a server process
+            status = 1
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                status = _serve(settings, listening)
+            finally:
+                os._exit(status)
+        children.append(pid)
+    listening.close()
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("agents-server: %d processes (pids %s)", len(children),
+             ", ".join(map(str, children)))  # fmt: skip
+    status = 0
+    while children:
+        pid, wait_status = os.wait()
+        children.remove(pid)
+        code = os.waitstatus_to_exitcode(wait_status)
+        if not stopping:
+            log.error("agents-server process %d exited (%d): stopping the others", pid, code)
+            status = code if code > 0 else 1
+            stop(signal.SIGTERM, None)
+    return status
 
 
 if __name__ == "__main__":

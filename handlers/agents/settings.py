@@ -240,6 +240,14 @@ class Settings(ServiceSettings):
     embedded_worker: Flag = _variable(
         "AGENTS_EMBEDDED_WORKER", "whether `agents-server` runs executions itself", default=True
     )
+    server_processes: Annotated[int, _integer(1, 64)] = _variable(
+        "AGENTS_SERVER_PROCESSES",
+        "processes `agents-server` serves the API with (1 to 64), sharing its port and the "
+        "database; each runs its own worker slots (`AGENTS_WORKER_CONCURRENCY` each) unless "
+        "`AGENTS_EMBEDDED_WORKER=false`. More than one is meant for PostgreSQL (with SQLite "
+        "they contend for its one writer)",
+        default=1,
+    )
     heartbeat_seconds: Seconds = _variable(
         "AGENTS_HEARTBEAT_SECONDS",
         "how often a worker renews its lease on a running execution (0.05 to 86400 s)",
@@ -333,6 +341,29 @@ class Settings(ServiceSettings):
     )
     ratelimit_domain: Annotated[str, BeforeValidator(_domain)] = _variable(
         "AGENTS_RATELIMIT_DOMAIN", "the rate limit domain of the requests", default="agents"
+    )
+    # -- webhooks (handlers/agents/README.md, "Webhooks") --
+    webhook_retry_base_seconds: Seconds = _variable(
+        "AGENTS_WEBHOOK_RETRY_BASE",
+        "seconds: the longest wait before a failed webhook delivery's first retry; each next "
+        "one's is 6 times longer, up to `AGENTS_WEBHOOK_RETRY_CAP` (each wait is drawn from "
+        "the upper half of its longest)",
+        default=5.0,
+    )
+    webhook_retry_cap_seconds: Seconds = _variable(
+        "AGENTS_WEBHOOK_RETRY_CAP",
+        "seconds: the longest wait between two attempts of a webhook delivery (12 hours)",
+        default=43200.0,
+    )
+    webhook_max_attempts: Annotated[int, _integer(1, 100)] = _variable(
+        "AGENTS_WEBHOOK_MAX_ATTEMPTS",
+        "attempts of a webhook delivery before it is `failed` (1 to 100)",
+        default=10,
+    )
+    webhook_timeout_seconds: Seconds = _variable(
+        "AGENTS_WEBHOOK_TIMEOUT",
+        "seconds a webhook delivery attempt may take, from connecting to the answer's status",
+        default=10.0,
     )
 
     @model_validator(mode="after")

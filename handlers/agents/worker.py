@@ -1,6 +1,12 @@
-"""``agents-worker`` (PostgreSQL only): a procrastinate worker running ``concurrency`` jobs at
-once, plus a stale-lease reaper, until SIGTERM or SIGINT. Start any number, on any hosts that
-share the database and the data directory (blobs).
+"""``agents-worker`` (PostgreSQL only): a queue pool running ``concurrency`` executions at once,
+plus a stale-lease reaper, the schedules and the webhook deliveries, until SIGTERM or SIGINT.
+Start any number, on any hosts that share the database and the data directory (blobs).
+
+Workers claim queued rows of ``executions`` and ``workflow_executions`` themselves
+(:mod:`handlers.agents.execution.pool`), woken by ``NOTIFY agents_queue``. On SIGTERM or SIGINT
+a worker stops claiming and gives the executions it runs back to the queue (another worker
+takes them up); a worker killed without a chance to do so loses its leases, and the reaper of
+another process queues those executions again after ``AGENTS_STALE_AFTER_SECONDS``.
 """
 
 from __future__ import annotations
@@ -8,50 +14,71 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
-from functools import partial
 
 import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 
 from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
-from handlers.agents.execution.dispatch import JobDispatcher
+from handlers.agents.execution.background import BackgroundTasks
+from handlers.agents.execution.dispatch import (
+    CompletionNotices,
+    PostgresListener,
+    QueueDispatcher,
+    QueueNotifier,
+)
 from handlers.agents.execution.jobs import ExecutionJobs
-from handlers.agents.execution.pool import run_leased, worker_name
-from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, ensure_schema
+from handlers.agents.execution.pool import QueuePool, worker_name
 from handlers.agents.execution.reaper import StaleReaper
+from handlers.agents.execution.scheduler import dispatching, schedule_task
+from handlers.agents.execution.webhook_delivery import webhook_delivery
 from handlers.agents.settings import Settings
 from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.database import Database
 from handlers.agents.storage.migrate import open_database
 from handlers.common.entry import run_service
 
-__all__ = ["main", "serve_worker"]
+__all__ = ["main", "serve_worker", "worker_tasks"]
 
 log = logging.getLogger("agents.worker")
 
 
+def worker_tasks(
+    settings: Settings, database: Database, blobs: BlobStore, job: ExecutionJobs
+) -> BackgroundTasks:
+    """What an ``agents-worker`` process runs: its pool, the listener that wakes it, the
+    reaper, and the loops every process runs (schedules, webhook deliveries)."""
+    pool = QueuePool(database, job, settings.worker_concurrency, job.worker_id)
+    notifier = QueueNotifier(database.url)  # wakes the other processes for scheduled runs
+    dispatcher = QueueDispatcher(pool.wake, notifier)
+    tasks = BackgroundTasks()
+    tasks.add("pool", pool.run)
+    tasks.add("listener", PostgresListener(database.url, CompletionNotices(), pool.wake).listen)
+    tasks.add("reaper", StaleReaper(database, settings, dispatcher, job.on_end).run)
+    tasks.add("schedules", schedule_task(database, blobs, dispatching(dispatcher)))
+    tasks.add("webhooks", webhook_delivery(settings, database))
+    return tasks
+
+
 async def serve_worker(settings: Settings) -> None:
-    """``agents-worker``: run jobs from the PostgreSQL queue until SIGTERM/SIGINT."""
+    """``agents-worker``: run queued executions until SIGTERM/SIGINT."""
     sandbox = await asyncio.to_thread(sandbox_for, settings)
     database = open_database(settings)
-    await asyncio.to_thread(ensure_schema, database.url)
     name = worker_name()
+    blobs = BlobStore(settings.blob_dir)
     job = ExecutionJobs(
         database,
-        BlobStore(settings.blob_dir),
+        blobs,
         settings,
         on_end=lambda _: None,
         worker_id=name,
         sandbox=sandbox,
     )
-    queue = ProcrastinateQueue(
-        database.url,
-        partial(run_leased, database, job, name=name),
-        pool_size=settings.worker_concurrency + 2,
-    )
-    await queue.open()
-    dispatcher = JobDispatcher(queue, database)
-    reaper = asyncio.create_task(StaleReaper(database, settings, dispatcher, job.on_end).run())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
     log.info(
         "agents-worker %s running up to %d executions (database %s)",
         name,
@@ -59,14 +86,9 @@ async def serve_worker(settings: Settings) -> None:
         database.display_url(),
     )
     try:
-        await queue.work(
-            concurrency=settings.worker_concurrency, name=name, install_signal_handlers=True
-        )
+        async with worker_tasks(settings, database, blobs, job).running():
+            await stop.wait()
     finally:
-        reaper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reaper
-        await queue.close()
         database.dispose()
         log.info("agents-worker %s stopped", name)
 
@@ -86,7 +108,8 @@ def _serve(settings: Settings) -> int:
         )
         return 2
     try:
-        asyncio.run(serve_worker(settings))
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_worker(settings))
     except SandboxUnavailable as error:
         log.error("%s", error)
         return 2

@@ -24,7 +24,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "torch", "transformers", "numpy", "jinja2", "onnxruntime", "onnx", "lancedb", "pyarrow",
         "pypdf", "docx", "weaviate",
     ),
-    "agents": ("sqlalchemy", "alembic", "procrastinate", "psycopg", "jsonschema", "grpc"),
+    "agents": ("sqlalchemy", "alembic", "psycopg", "jsonschema", "croniter", "grpc"),
 }  # fmt: skip
 """The modules (import names) each extra brings, as the services import them."""
 

@@ -105,6 +105,8 @@ def test_a_config_of_only_a_trigger_is_a_whole_manifest(admin: ServiceClient, un
         "outputSchema": None,
         "network": "none",
         "triggers": {"api": {"enabled": False}},
+        "retries": None,
+        "concurrency": None,
     }
     assert _manifest(admin, agent.id)["triggers"] == {"api": {"enabled": False}}
     # agent.json written through the files API sets the trigger too
@@ -199,6 +201,8 @@ def test_create_with_config_stores_it_in_agent_json(
         "outputSchema": None,
         "network": "none",
         "triggers": {"api": {"enabled": True}},
+        "retries": None,
+        "concurrency": None,
     }
 
 

@@ -20,6 +20,7 @@ TABLES = {
     "agents",
     "agent_files",
     "executions",
+    "execution_attempts",
     "execution_files",
     "execution_feedback",
     "dataset_examples",
@@ -27,6 +28,11 @@ TABLES = {
     "workflow_versions",
     "workflow_executions",
     "workflow_step_records",
+    "webhook_subscriptions",
+    "webhook_deliveries",
+    "schedules",
+    "schedule_runs",
+    "idempotency_records",
 }
 INDEXES = {
     "agents": {"ix_agents_created_at_id"},
@@ -37,6 +43,8 @@ INDEXES = {
         "ix_executions_agent_example",
         "ix_executions_agent_batch",
         "ix_executions_status_created",
+        "ix_executions_queue",
+        "ix_executions_concurrency",
     },
     "execution_feedback": {
         "ix_execution_feedback_agent_status",
@@ -55,7 +63,20 @@ INDEXES = {
         "ix_workflow_executions_workflow_status",
         "ix_workflow_executions_workflow_example",
         "ix_workflow_executions_status_created",
+        "ix_workflow_executions_queue",
         "ix_workflow_executions_parent",
+    },
+    "webhook_subscriptions": {"ix_webhook_subscriptions_key_created"},
+    "webhook_deliveries": {
+        "ix_webhook_deliveries_webhook_created",
+        "ix_webhook_deliveries_status_next",
+        "uq_webhook_deliveries_execution_webhook",
+    },
+    "idempotency_records": {"ix_idempotency_records_created"},
+    "schedules": {
+        "ix_schedules_next_run_at",
+        "ix_schedules_agent_created",
+        "ix_schedules_workflow_created",
     },
 }
 

@@ -78,13 +78,21 @@ CHECKERS = {name: _checker(name) for name in SPEC_NAMES}
 FILES_AS_EXTRA_PARTS = {"run_agent", "run_workflow"}
 # Bodies the service checks beyond what JSON Schema can say, with the documented 400: a run's
 # input against the agent's stored `inputSchema`, a workflow definition's YAML against the
-# definition format (naming the line), and an upload's paths against each other (distinct, none
-# another's folder).
+# definition format (naming the line), an upload's paths against each other (distinct, none
+# another's folder), a webhook's URL against the egress guard and its filters against the
+# agents and workflows the key may see, and a schedule's cron expression, time zone, target
+# (exactly one of agentId and workflowId) and input (against the target's).
 CHECKED_BEYOND_SCHEMA = {
+    # the manifest's JSON Schemas and concurrency key expression are checked (400 when invalid)
+    "create_agent",
+    "update_agent",
     "run_agent",
     "create_workflow",
     "release_workflow_version",
     "upload_agent_files",
+    "create_webhook",
+    "create_schedule",
+    "update_schedule",
 }
 # Uploads whose content the service must parse: a schema-valid file part (any bytes, any name)
 # is rightly refused with the documented 422 when its format is unsupported or unreadable.

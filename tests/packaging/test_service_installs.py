@@ -22,7 +22,7 @@ INSTALL_TIMEOUT_SECONDS = 900
 
 NOT_FOR_RATELIMIT = (
     "torch", "transformers", "onnx", "onnxruntime", "lancedb", "pyarrow", "numpy",
-    "weaviate-client", "sqlalchemy", "alembic", "procrastinate", "psycopg", "jsonschema",
+    "weaviate-client", "sqlalchemy", "alembic", "croniter", "psycopg", "jsonschema",
 )  # fmt: skip
 """Distributions of the other services (ML, vector stores, databases) that must not come."""
 

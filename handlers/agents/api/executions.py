@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 import anyio
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from generated.agents import models
@@ -31,15 +32,21 @@ from handlers.agents.domain.feedback import EXPECTED, feedback_entry, find_execu
 from handlers.agents.domain.keys import Principal
 from handlers.agents.domain.snapshots import INPUT, ISSUES, ISSUES_NAME, OUTPUT, TRACE, TRACE_NAME
 from handlers.agents.execution.engine import ExecutionEngine
-from handlers.agents.execution.leases import cancel
+from handlers.agents.execution.leases import ACTIVE, QUEUED, cancel
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
-from handlers.agents.storage.schema import Execution, ExecutionFeedback, ExecutionFile
+from handlers.agents.storage.schema import (
+    Execution,
+    ExecutionAttempt,
+    ExecutionFeedback,
+    ExecutionFile,
+    utc_now,
+)
 from webrest import HttpError, Response
 
 __all__ = ["ExecutionQueries", "FileKind", "Include", "summaries"]
 
-Include = Literal["feedback", "expected", "files"]
+Include = Literal["feedback", "expected", "files", "attempts"]
 FileKind = Literal["input", "output", "issues", "trace"]
 
 OCTET_STREAM = "application/octet-stream"
@@ -54,6 +61,7 @@ class _Parts:
     outputs: list[models.ExecutionFile] = field(default_factory=list)
     has_issues: bool = False
     has_trace: bool = False
+    attempts: list[models.ExecutionAttempt] = field(default_factory=list)
 
 
 def _load_parts(
@@ -62,6 +70,22 @@ def _load_parts(
     parts: defaultdict[str, _Parts] = defaultdict(_Parts)
     if not ids or not include:
         return parts
+    if "attempts" in include:
+        for attempt in session.scalars(
+            select(ExecutionAttempt)
+            .where(ExecutionAttempt.execution_id.in_(ids))
+            .order_by(ExecutionAttempt.execution_id, ExecutionAttempt.number)
+        ):
+            parts[attempt.execution_id].attempts.append(
+                models.ExecutionAttempt(
+                    number=attempt.number,
+                    worker_id=attempt.worker_id,
+                    started_at=attempt.started_at,
+                    ended_at=attempt.ended_at,
+                    outcome=attempt.outcome,
+                    error=attempt.error,
+                )
+            )
     if "feedback" in include:
         for feedback in session.scalars(
             select(ExecutionFeedback).where(ExecutionFeedback.execution_id.in_(ids))
@@ -96,8 +120,44 @@ def _load_parts(
     return parts
 
 
+def _pending_reasons(
+    session: Session, executions: Sequence[Execution], now: datetime
+) -> dict[str, str]:
+    """Why each pending execution has not started, when it is not just waiting its turn."""
+    reasons: dict[str, str] = {}
+    grouped: dict[str, list[Execution]] = defaultdict(list)
+    for execution in executions:
+        if execution.status not in QUEUED:
+            continue
+        if execution.not_before is not None and execution.not_before > now:
+            reasons[execution.id] = (
+                f"retrying: attempt {execution.attempt + 1} starts after "
+                f"{execution.not_before.isoformat()}"
+            )
+        elif execution.concurrency_key is not None:
+            grouped[execution.concurrency_key].append(execution)
+    if grouped:
+        running = dict(
+            session.execute(
+                select(Execution.concurrency_key, func.count())
+                .where(Execution.concurrency_key.in_(grouped), Execution.status.in_(ACTIVE))
+                .group_by(Execution.concurrency_key)
+            ).all()
+        )
+        for key, members in grouped.items():
+            for execution in members:
+                busy, limit = int(running.get(key, 0)), execution.concurrency_limit or 0
+                if busy >= limit:
+                    group = key.split(":", 1)[1]
+                    reasons[execution.id] = (
+                        f"waiting for a concurrency slot: {busy} of {limit} running"
+                        + (f" for {group!r}" if group else "")
+                    )
+    return reasons
+
+
 def _summary(
-    execution: Execution, include: Collection[Include], parts: _Parts
+    execution: Execution, include: Collection[Include], parts: _Parts, reason: str | None
 ) -> models.AgentExecutionSummary:
     """The execution with the ``include`` parts; parts not asked for are absent (not ``null``:
     the ``eigenpal`` SDK refuses ``expectedFiles: null``)."""
@@ -107,6 +167,8 @@ def _summary(
     if "expected" in include:
         optional["expected"] = execution.expected
         optional["expected_files"] = parts.expected_files
+    if "attempts" in include:
+        optional["attempts"] = parts.attempts
     if "files" in include:
         optional["files"] = models.ExecutionFiles(
             input=parts.inputs,
@@ -131,6 +193,9 @@ def _summary(
         batch_id=execution.batch_id,
         example_name=execution.example_name,
         source_execution_id=execution.source_execution_id,
+        priority=execution.priority,
+        attempt=execution.attempt,
+        pending_reason=reason,
         **optional,
     )
 
@@ -141,7 +206,11 @@ def summaries(
     """The executions as the API shows them, with the ``include`` parts (one query each)."""
     wanted = set(include or ())
     parts = _load_parts(session, [execution.id for execution in executions], wanted)
-    return [_summary(execution, wanted, parts[execution.id]) for execution in executions]
+    reasons = _pending_reasons(session, executions, utc_now())
+    return [
+        _summary(execution, wanted, parts[execution.id], reasons.get(execution.id))
+        for execution in executions
+    ]
 
 
 class ExecutionQueries:

@@ -5,7 +5,8 @@ Agents, their workspace files, and executions' feedback and expected results
 executions (:mod:`handlers.agents.api.runs`, :mod:`handlers.agents.api.executions`,
 :mod:`handlers.agents.api.execution_list`); workflows, their versions, runs and executions
 (:mod:`handlers.agents.domain.workflow_catalog`, :mod:`handlers.agents.api.workflow_runs`,
-:mod:`handlers.agents.api.workflow_executions`).
+:mod:`handlers.agents.api.workflow_executions`); webhook subscriptions and their delivery logs
+(:mod:`handlers.agents.domain.webhooks`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from generated.agents.handlers import AgentsHandlers
 from handlers.agents.api.auth import current_principal
 from handlers.agents.api.execution_list import ExecutionListQuery, list_executions
 from handlers.agents.api.executions import ExecutionQueries
+from handlers.agents.api.idempotency import IdempotentRequests, fingerprint
 from handlers.agents.api.promotions import Promotions
 from handlers.agents.api.runs import AgentRuns
 from handlers.agents.api.workflow_executions import WorkflowExecutionQueries
@@ -29,6 +31,8 @@ from handlers.agents.domain.agents import AgentStore
 from handlers.agents.domain.expected import ExpectedFiles
 from handlers.agents.domain.feedback import FeedbackStore
 from handlers.agents.domain.files import AgentFiles
+from handlers.agents.domain.schedules import ScheduleStore
+from handlers.agents.domain.webhooks import WebhookStore
 from handlers.agents.domain.workflow_catalog import WorkflowCatalog
 from handlers.agents.execution.engine import ExecutionEngine
 from webrest import Response
@@ -39,7 +43,7 @@ Status = Literal[
     "created", "pending", "running", "waiting", "finalizing",
     "completed", "failed", "cancelled", "rejected",
 ]  # fmt: skip
-Include = Literal["feedback", "expected", "files"]
+Include = Literal["feedback", "expected", "files", "attempts"]
 
 
 class AgentsHttpHandlers:
@@ -54,6 +58,9 @@ class AgentsHttpHandlers:
         self.workflow_runs = WorkflowRuns(agents.database, agents.blobs, engine)
         self.workflow_executions = WorkflowExecutionQueries(agents.database, engine)
         self.promotions = Promotions(agents.database)
+        self.idempotency = IdempotentRequests(agents.database)
+        self.schedules = ScheduleStore(agents.database)
+        self.webhooks = WebhookStore(agents.database, engine.settings.egress)
 
     # -- agents --------------------------------------------------------------------------------
 
@@ -69,10 +76,17 @@ class AgentsHttpHandlers:
         return await self.agents.list_visible(principal, search, limit, offset, include_archived)
 
     async def create_agent(
-        self, *, body: models.CreateAgentBody
+        self, *, body: models.CreateAgentBody, idempotency_key: str | None = None
     ) -> models.CreateAgentResponse | Response:
-        agent = await self.agents.create(current_principal(), body)
-        return models.CreateAgentResponse(agent=agent)
+        principal = current_principal()
+
+        async def act() -> models.CreateAgentResponse:
+            return models.CreateAgentResponse(agent=await self.agents.create(principal, body))
+
+        request = fingerprint("create_agent", body=body)
+        return await self.idempotency.once(
+            principal, idempotency_key, "create_agent", request, 201, act
+        )
 
     async def get_agent(
         self, *, agent_id: str, include: list[Literal["files", "dataset"]] | None = None
@@ -100,8 +114,27 @@ class AgentsHttpHandlers:
         files: Mapping[str, UploadFile],
         wait_for_completion: int | None = None,
         body: models.RunAgentBody | None = None,
+        idempotency_key: str | None = None,
+        priority: int = 0,
     ) -> models.RunAgentResponse | Response:
-        return await self.runs.run(current_principal(), agent_id, body, files, wait_for_completion)
+        principal = current_principal()
+
+        async def act() -> models.RunAgentResponse:
+            return await self.runs.run(
+                principal, agent_id, body, files, wait_for_completion, priority
+            )
+
+        request = fingerprint(
+            "run_agent",
+            agent=agent_id,
+            wait=wait_for_completion,
+            priority=priority,
+            body=body,
+            files=await _file_parts(files) if idempotency_key is not None else None,
+        )
+        return await self.idempotency.once(
+            principal, idempotency_key, "run_agent", request, 202, act
+        )
 
     # -- files ---------------------------------------------------------------------------------
 
@@ -209,9 +242,17 @@ class AgentsHttpHandlers:
         return await self.executions.cancel(current_principal(), execution_id)
 
     async def rerun_agent_execution(
-        self, *, execution_id: str
+        self, *, execution_id: str, idempotency_key: str | None = None, priority: int = 0
     ) -> models.RerunAgentExecutionResponse | Response:
-        return await self.runs.rerun(current_principal(), execution_id)
+        principal = current_principal()
+
+        async def act() -> models.RerunAgentExecutionResponse:
+            return await self.runs.rerun(principal, execution_id, priority)
+
+        request = fingerprint("rerun", execution=execution_id, priority=priority)
+        return await self.idempotency.once(
+            principal, idempotency_key, "rerun_agent_execution", request, 202, act
+        )
 
     async def get_agent_execution_feedback(
         self, *, execution_id: str
@@ -300,9 +341,17 @@ class AgentsHttpHandlers:
         )
 
     async def create_workflow(
-        self, *, body: models.CreateWorkflowBody
+        self, *, body: models.CreateWorkflowBody, idempotency_key: str | None = None
     ) -> models.WorkflowSummary | Response:
-        return await self.workflows.create(current_principal(), body)
+        principal = current_principal()
+
+        async def act() -> models.WorkflowSummary:
+            return await self.workflows.create(principal, body)
+
+        request = fingerprint("create_workflow", body=body)
+        return await self.idempotency.once(
+            principal, idempotency_key, "create_workflow", request, 201, act
+        )
 
     async def get_workflow(self, *, id: str) -> models.WorkflowSummary | Response:
         return await self.workflows.get(current_principal(), id)
@@ -321,10 +370,27 @@ class AgentsHttpHandlers:
         version: str = "latest",
         wait_for_completion: int | None = None,
         body: models.RunWorkflowBody | None = None,
+        idempotency_key: str | None = None,
+        priority: int = 0,
     ) -> models.RunWorkflowResponse | Response:
         principal = current_principal()
-        return await self.workflow_runs.run(
-            principal, id, body, files, version, wait_for_completion
+
+        async def act() -> models.RunWorkflowResponse:
+            return await self.workflow_runs.run(
+                principal, id, body, files, version, wait_for_completion, priority
+            )
+
+        request = fingerprint(
+            "run_workflow",
+            workflow=id,
+            version=version,
+            wait=wait_for_completion,
+            priority=priority,
+            body=body,
+            files=await _file_parts(files) if idempotency_key is not None else None,
+        )
+        return await self.idempotency.once(
+            principal, idempotency_key, "run_workflow", request, 201, act
         )
 
     async def list_workflow_versions(
@@ -365,7 +431,74 @@ class AgentsHttpHandlers:
 
     # -- webhooks ------------------------------------------------------------------------------
 
+    async def list_webhooks(
+        self, *, limit: int = 50, offset: int = 0
+    ) -> models.ListWebhooksResponse | Response:
+        return await self.webhooks.list(current_principal(), limit, offset)
+
+    async def create_webhook(
+        self, *, body: models.CreateWebhookBody
+    ) -> models.CreatedWebhook | Response:
+        return await self.webhooks.create(current_principal(), body)
+
+    async def get_webhook(self, *, webhook_id: str) -> models.Webhook | Response:
+        return await self.webhooks.get(current_principal(), webhook_id)
+
+    async def delete_webhook(self, *, webhook_id: str) -> Response | None:
+        await self.webhooks.delete(current_principal(), webhook_id)
+        return None
+
+    async def list_webhook_deliveries(
+        self,
+        *,
+        webhook_id: str,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListWebhookDeliveriesResponse | Response:
+        principal = current_principal()
+        return await self.webhooks.deliveries(principal, webhook_id, status, limit, offset)
+
     # -- schedules -----------------------------------------------------------------------------
+
+    async def list_schedules(
+        self,
+        *,
+        agent_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> models.ListSchedulesResponse | Response:
+        principal = current_principal()
+        return await self.schedules.list(principal, agent_id, workflow_id, limit, offset)
+
+    async def create_schedule(
+        self, *, body: models.CreateScheduleBody
+    ) -> models.Schedule | Response:
+        return await self.schedules.create(current_principal(), body)
+
+    async def get_schedule(self, *, schedule_id: str) -> models.Schedule | Response:
+        return await self.schedules.get(current_principal(), schedule_id)
+
+    async def update_schedule(
+        self, *, schedule_id: str, body: models.UpdateScheduleBody
+    ) -> models.Schedule | Response:
+        return await self.schedules.update(current_principal(), schedule_id, body)
+
+    async def delete_schedule(self, *, schedule_id: str) -> Response | None:
+        await self.schedules.delete(current_principal(), schedule_id)
+        return None
+
+
+async def _file_parts(files: Mapping[str, UploadFile]) -> dict[str, object]:
+    """The multipart file parts of a request as its fingerprint sees them (name, type and
+    content); each part is read and rewound for the handler."""
+    parts: dict[str, object] = {}
+    for field, upload in files.items():
+        content = await upload.read()
+        await upload.seek(0)
+        parts[field] = {"name": upload.filename, "type": upload.content_type, "data": content}
+    return parts
 
 
 def _check(handlers: AgentsHttpHandlers) -> AgentsHandlers:

@@ -25,9 +25,10 @@ held until the execution ends or the wait elapses (``status: timeout``; it goes 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import anyio
 from sqlalchemy import select
@@ -46,9 +47,10 @@ from handlers.agents.domain.feedback import find_execution
 from handlers.agents.domain.keys import Principal
 from handlers.agents.domain.manifest import api_trigger_enabled
 from handlers.agents.domain.promotion import EXAMPLE_NAME
+from handlers.agents.domain.run_policy import concurrency_group
 from handlers.agents.domain.snapshots import INPUT
 from handlers.agents.execution.engine import ExecutionEngine
-from handlers.agents.execution.leases import TERMINAL
+from handlers.agents.execution.leases import TERMINAL, announce
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.schema import Agent, Execution, ExecutionFile
@@ -160,6 +162,44 @@ def _check_input(config: Mapping[str, Any], request: _Request) -> None:
         raise BadRequest(summary + ("s)" if len(problems) > 1 else ")"), details)
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A run's concurrency group, computed for the manifest whose key template is
+    ``template``."""
+
+    template: str | None
+    key: str | None
+    limit: int | None
+
+
+class _GroupNeeded(Exception):
+    """The agent's manifest groups runs by an expression: compute it, then try again."""
+
+    def __init__(self, agent_id: str, config: dict[str, Any]) -> None:
+        super().__init__(agent_id)
+        self.agent_id = agent_id
+        self.config = config
+
+
+def _group_template(config: Mapping[str, Any]) -> str | None:
+    """The manifest's concurrency key expression, or ``None``."""
+    concurrency = config.get("concurrency")
+    key = concurrency.get("key") if isinstance(concurrency, dict) else None
+    return key if isinstance(key, str) else None
+
+
+def _bound(
+    work: Callable[[Session, _Group | None], T], group: _Group | None
+) -> Callable[[Session], T]:
+    def bound(session: Session) -> T:
+        return work(session, group)
+
+    return bound
+
+
 class AgentRuns:
     """Creating executions: runs and reruns."""
 
@@ -175,17 +215,24 @@ class AgentRuns:
         body: models.RunAgentBody | None,
         files: Mapping[str, UploadFile],
         wait_seconds: int | None,
+        priority: int = 0,
     ) -> models.RunAgentResponse:
         """Create and dispatch an execution; with ``wait_seconds``, wait for its end."""
         request = await _parse(body, files)
-        inputs = await anyio.to_thread.run_sync(self._store_inputs, request.files)
+        inputs = (
+            await anyio.to_thread.run_sync(self._store_inputs, request.files)
+            if request.files
+            else []
+        )
         status = self.engine.initial_status
 
-        def work(session: Session) -> str:
+        def work(session: Session, group: _Group | None) -> str:
             agent = find_agent(session, principal, agent_ref)
             _check_runnable(agent)
             _check_input(agent.config, request)
-            execution = self._create(session, principal, agent, request.input, status)
+            execution = self._create(
+                session, principal, agent, request.input, status, priority, group
+            )
             execution.run_metadata = request.metadata
             execution.batch_id, execution.example_name = request.batch_id, request.example_name
             for file in inputs:
@@ -193,7 +240,7 @@ class AgentRuns:
                                len(file.data), file.content_type)  # fmt: skip
             return execution.id
 
-        execution_id = await self.database.write(work)
+        execution_id = await self._write_grouped(work, request.input, request.field)
         if await self.engine.dispatch_or_leave(execution_id):
             status = "pending"
         if wait_seconds is None:
@@ -224,11 +271,12 @@ class AgentRuns:
         )
 
     async def rerun(
-        self, principal: Principal, execution_id: str
+        self, principal: Principal, execution_id: str, priority: int = 0
     ) -> models.RerunAgentExecutionResponse:
         """A new execution from the stored input snapshot of ``execution_id``."""
+        source_input: dict[str, Any] = {}
 
-        def work(session: Session) -> Execution:
+        def work(session: Session, group: _Group | None) -> Execution:
             source = find_execution(session, principal, execution_id)
             if source.input is None:
                 message = "The execution has no stored input snapshot to rerun"
@@ -237,7 +285,10 @@ class AgentRuns:
             agent = session.get(Agent, source.agent_id)
             assert agent is not None  # the foreign key cascades deletions
             _check_runnable(agent)
-            execution = self._create(session, principal, agent, source.input, "created")
+            source_input.update(source.input)
+            execution = self._create(
+                session, principal, agent, source.input, "created", priority, group
+            )
             execution.run_metadata = source.run_metadata
             execution.example_name = source.example_name
             execution.source_execution_id = source.id
@@ -258,11 +309,13 @@ class AgentRuns:
                 execution.error = f"input does not match the inputSchema: {reasons}"[
                     :MAX_ERROR_CHARS
                 ]
+                session.flush()
+                announce(session, execution.id)  # ended at once: webhook events, waiters
             else:
                 execution.status = self.engine.initial_status
             return execution
 
-        execution = await self.database.write(work)
+        execution = await self._write_grouped(work, source_input, ("body",))
         status = execution.status
         if status not in TERMINAL and await self.engine.dispatch_or_leave(execution.id):
             status = "pending"
@@ -285,8 +338,41 @@ class AgentRuns:
         agent: Agent,
         input_json: dict[str, Any],
         status: str,
+        priority: int,
+        group: _Group | None,
     ) -> Execution:
-        """A new execution row of ``agent`` with the snapshot of its manifest and workspace."""
-        return create_execution_row(
-            session, self.blobs, agent, input_json, status, principal.key_id
+        """A new execution row of ``agent`` with the snapshot of its manifest and workspace, in
+        its concurrency group (``group``, computed for this very manifest: see
+        :meth:`_write_grouped`)."""
+        key = _group_template(agent.config)
+        if key is not None and (group is None or group.template != key):
+            raise _GroupNeeded(agent.id, agent.config)
+        execution = create_execution_row(
+            session, self.blobs, agent, input_json, status, principal.key_id, priority
         )
+        if group is not None and group.template == key and group.key is not None:
+            execution.concurrency_key, execution.concurrency_limit = group.key, group.limit
+        elif isinstance(agent.config.get("concurrency"), dict):  # one group for the agent
+            execution.concurrency_key = f"{agent.id}:"
+            execution.concurrency_limit = int(agent.config["concurrency"]["limit"])
+        return execution
+
+    async def _write_grouped(
+        self, work: Callable[[Session, _Group | None], T], input_json: dict[str, Any], field: Field
+    ) -> T:
+        """Run the creating transaction ``work``. When the agent's manifest has a concurrency
+        key (an expression over the input, bounded but CPU-bound), the first try stops before
+        writing anything; the key is computed outside any transaction and ``work`` runs again
+        with it (again, should the manifest have changed meanwhile)."""
+        group: _Group | None = None
+        for _ in range(3):
+            try:
+                return await self.database.write(_bound(work, group))
+            except _GroupNeeded as needed:
+                config = needed.config
+                computed = await anyio.to_thread.run_sync(
+                    partial(concurrency_group, needed.agent_id, config, input_json or {}, field)
+                )
+                key, limit = computed if computed is not None else (None, None)
+                group = _Group(_group_template(config), key, limit)
+        raise HttpError(409, "The agent's manifest kept changing: try again")

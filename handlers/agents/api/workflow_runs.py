@@ -9,8 +9,8 @@
   ``overrides.steps`` naming steps the version does not have, give a ``rejected`` execution
   whose error says why (like an agent rerun refused by the input schema: the request itself
   is well-formed, so it is answered 201). ``exampleId`` and ``trigger`` are recorded.
-* The execution is dispatched to the workers like an agent execution (``pending`` on the
-  embedded engine, a procrastinate job on PostgreSQL). With ``wait_for_completion`` (1 to
+* The execution is queued like an agent execution (a ``pending`` row, ``priority`` setting
+  its rank) and the workers are woken. With ``wait_for_completion`` (1 to
   60 s) the request is held until it ends or the wait elapses; the answer is 201 either way.
 """
 
@@ -27,19 +27,15 @@ from starlette.datastructures import UploadFile
 from generated.agents import models
 from handlers.agents.domain.execution_records import safe_name
 from handlers.agents.domain.keys import Principal
-from handlers.agents.domain.workflow_store import (
-    find_workflow,
-    new_workflow_execution_id,
-    resolve_version,
+from handlers.agents.domain.workflow_execution_records import (
+    create_workflow_execution_row,
+    workflow_run_refusal,
 )
+from handlers.agents.domain.workflow_store import find_workflow, resolve_version
 from handlers.agents.execution.engine import ExecutionEngine
-from handlers.agents.execution.workflow_journal import MAX_ERROR_CHARS
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
-from handlers.agents.storage.schema import WorkflowExecution, utc_now
-from handlers.agents.workflows.definition import WorkflowDefinition
-from handlers.agents.workflows.inputs import InputError, bind_inputs
-from handlers.agents.workflows.parse import WorkflowValidationError, parse_workflow
+from handlers.agents.storage.schema import WorkflowExecution, queue_rank
 from webrest import BadRequest, ErrorDetail, HttpError
 
 __all__ = ["WorkflowRuns"]
@@ -84,23 +80,6 @@ def _invalid(field: Field, message: str) -> BadRequest:
     return BadRequest(message, [ErrorDetail(field, message, "value_error")])
 
 
-def _refusal(
-    definition: WorkflowDefinition, inputs: dict[str, Any], overrides: dict[str, Any] | None
-) -> str | None:
-    """Why a run of ``definition`` is rejected before it starts, or None."""
-    try:
-        bind_inputs(definition, inputs)
-    except InputError as error:
-        return f"invalid input: {error}"[:MAX_ERROR_CHARS]
-    steps = {step.id for step in definition.steps}
-    unknown = sorted(set((overrides or {}).get("steps", {})) - steps)
-    if unknown:
-        return f"overrides name steps the workflow does not have: {', '.join(unknown)}"[
-            :MAX_ERROR_CHARS
-        ]
-    return None
-
-
 class WorkflowRuns:
     """Creating workflow executions and waiting for them."""
 
@@ -117,6 +96,7 @@ class WorkflowRuns:
         files: Mapping[str, UploadFile],
         version: str,
         wait_seconds: int | None,
+        priority: int = 0,
     ) -> models.RunWorkflowResponse:
         """Create and dispatch an execution; with ``wait_seconds``, wait for its end."""
         request = _parse(body, files)
@@ -152,33 +132,26 @@ class WorkflowRuns:
 
         workflow_id, version_id, yaml = await self.database.read(choose)
 
-        def check() -> str | None:  # CPU-bound: in a worker thread, outside any transaction
-            try:
-                definition = parse_workflow(yaml)
-            except WorkflowValidationError as error:  # a version stored before a new limit
-                return f"the version's definition is invalid: {error}"[:MAX_ERROR_CHARS]
-            return _refusal(definition, inputs, request.overrides)
-
-        refusal = await anyio.to_thread.run_sync(check)
+        # CPU-bound: in a worker thread, outside any transaction
+        refusal = await anyio.to_thread.run_sync(
+            workflow_run_refusal, yaml, inputs, request.overrides
+        )
 
         def work(session: Session) -> tuple[str, bool]:
-            now = utc_now()
-            execution = WorkflowExecution(
-                id=new_workflow_execution_id(),
+            execution = create_workflow_execution_row(
+                session,
                 workflow_id=workflow_id,
                 version_id=version_id,
-                status=status if refusal is None else "rejected",
-                error=refusal,
-                completed_at=None if refusal is None else now,
-                trigger_type=request.trigger,
-                input=inputs,
+                inputs=inputs,
+                status=status,
+                refusal=refusal,
+                trigger=request.trigger,
+                created_by_key=principal.key_id,
                 overrides=request.overrides,
                 example_id=request.example_id,
-                created_at=now,
-                created_by_key=principal.key_id,
-                attempt=0,
             )
-            session.add(execution)
+            execution.priority = priority
+            execution.queue_rank = queue_rank(execution.created_at, priority)
             return execution.id, refusal is None
 
         execution_id, runnable = await self.database.write(work)

@@ -30,7 +30,7 @@ from handlers.agents.domain.manifest import (
     manifest_bytes,
     normalize_config,
 )
-from handlers.agents.domain.snapshots import workspace_manifest
+from handlers.agents.domain.snapshots import refresh_workspace, workspace_manifest
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.schema import (
@@ -141,24 +141,45 @@ def _stats(session: Session, agent_ids: Sequence[str]) -> dict[str, models.Agent
     return stats
 
 
-def _workspaces(session: Session, agent_ids: Sequence[str]) -> dict[str, dict[str, str]]:
-    """Each agent's workspace: path -> blob hash."""
-    files: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    if agent_ids:
+def _workspace_facts(session: Session, agents: Sequence[Agent]) -> dict[str, tuple[str, bool]]:
+    """Each agent's workspace revision (``latestCommit``) and whether its entrypoint's source
+    file is present (or it names none): one query for the sources, one for the agents whose
+    snapshot hash is not stored yet."""
+    sources = {agent.id: entrypoint_source(agent.config) for agent in agents}
+    wanted = {(agent_id, path) for agent_id, path in sources.items() if path is not None}
+    present: set[tuple[str, str]] = set()
+    if wanted:
+        rows = session.execute(
+            select(AgentFile.agent_id, AgentFile.path).where(
+                AgentFile.agent_id.in_({agent_id for agent_id, _ in wanted}),
+                AgentFile.path.in_({path for _, path in wanted}),
+            )
+        )
+        present = {(agent_id, path) for agent_id, path in rows} & wanted
+    unknown = [agent.id for agent in agents if agent.workspace_sha256 is None]
+    computed: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    if unknown:  # agents stored before the hash was kept: computed, not stored (a read)
         for agent_id, path, digest in session.execute(
             select(AgentFile.agent_id, AgentFile.path, AgentFile.blob_sha256).where(
-                AgentFile.agent_id.in_(agent_ids)
+                AgentFile.agent_id.in_(unknown)
             )
         ):
-            files[agent_id][path] = digest
-    return files
+            computed[agent_id][path] = digest
+    facts: dict[str, tuple[str, bool]] = {}
+    for agent in agents:
+        revision = (
+            agent.workspace_sha256
+            or hashlib.sha256(workspace_manifest(computed[agent.id])).hexdigest()
+        )
+        source = sources[agent.id]
+        facts[agent.id] = (revision, source is None or (agent.id, source) in present)
+    return facts
 
 
 def summary(
-    agent: Agent, stats: models.AgentStats, workspace: dict[str, str]
+    agent: Agent, stats: models.AgentStats, revision: str, source_present: bool
 ) -> models.AgentSummary:
-    """An agent row as the API shows it; ``workspace`` is its files (path -> blob hash)."""
-    source = entrypoint_source(agent.config)
+    """An agent row as the API shows it; ``revision`` is its workspace's snapshot hash."""
     return models.AgentSummary(
         id=agent.id,
         slug=agent.slug,
@@ -167,12 +188,12 @@ def summary(
         config=config_model(agent.config),
         stats=stats,
         source_integrity=(
-            models.SourceIntegrity.source_missing
-            if source is not None and source not in workspace
-            else models.SourceIntegrity.healthy
+            models.SourceIntegrity.healthy
+            if source_present
+            else models.SourceIntegrity.source_missing
         ),
         latest_version=None,
-        latest_commit=hashlib.sha256(workspace_manifest(workspace)).hexdigest(),
+        latest_commit=revision,
         archived_at=agent.archived_at,
         created_at=agent.created_at,
         updated_at=agent.updated_at,
@@ -180,9 +201,11 @@ def summary(
 
 
 def _summaries(session: Session, agents: Sequence[Agent]) -> list[models.AgentSummary]:
-    ids = [agent.id for agent in agents]
-    stats, workspaces = _stats(session, ids), _workspaces(session, ids)
-    return [summary(agent, stats[agent.id], workspaces[agent.id]) for agent in agents]
+    stats, facts = (
+        _stats(session, [agent.id for agent in agents]),
+        _workspace_facts(session, agents),
+    )
+    return [summary(agent, stats[agent.id], *facts[agent.id]) for agent in agents]
 
 
 def _summary_of(session: Session, agent: Agent) -> models.AgentSummary:
@@ -316,6 +339,7 @@ class AgentStore:
                         updated_at=now,
                     )
                 )
+            refresh_workspace(session, self.blobs, agent)
             if not principal.scope_all:
                 grant(session, principal.key_id, AGENT, agent.id)
             return _summary_of(session, agent)
@@ -370,6 +394,7 @@ class AgentStore:
                 agent.config = config
                 write_file_row(session, agent.id, MANIFEST_PATH, digest, len(manifest),
                                "application/json", now)  # fmt: skip
+                refresh_workspace(session, self.blobs, agent)
             agent.updated_at = now
             session.flush()
             return _summary_of(session, agent)

@@ -14,22 +14,37 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from referencing.exceptions import Unresolvable
-from sqlalchemy import select
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from handlers.agents.domain.paths import safe_path
-from handlers.agents.domain.snapshots import WORKSPACE, WORKSPACE_NAME, workspace_manifest
+from handlers.agents.domain.snapshots import WORKSPACE, WORKSPACE_NAME, current_workspace
 from handlers.agents.storage.blobs import BlobStore
-from handlers.agents.storage.schema import Agent, AgentFile, Execution, ExecutionFile, utc_now
+from handlers.agents.storage.schema import Agent, Execution, ExecutionFile, utc_now
 from webrest import BadRequest, HttpError
 
 __all__ = [
+    "QUEUE_CHANNEL",
     "add_execution_file",
     "create_execution_row",
     "input_problems",
     "new_execution_id",
+    "notify_queued",
     "safe_name",
 ]
+
+QUEUE_CHANNEL = "agents_queue"
+"""PostgreSQL NOTIFY channel: executions were queued (every process's workers look for work)."""
+
+
+def notify_queued(session: Session) -> None:
+    """Wake the workers of every process when this transaction commits: it queued executions.
+    For the queueing transactions without an engine to dispatch through (the engine's
+    dispatcher notifies for the others, outside their transactions); workers also look on
+    their own every second, so a missed notice only delays. PostgreSQL folds the notices of one
+    transaction into one."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": QUEUE_CHANNEL})
 
 
 def new_execution_id() -> str:
@@ -72,14 +87,11 @@ def create_execution_row(
     input_json: dict[str, Any],
     status: str,
     created_by_key: str | None,
+    priority: int = 0,
 ) -> Execution:
     """A new execution row of ``agent`` with the snapshot of its manifest and workspace (the
     workspace document's blob is written first)."""
-    rows = session.execute(
-        select(AgentFile.path, AgentFile.blob_sha256).where(AgentFile.agent_id == agent.id)
-    ).all()
-    manifest = workspace_manifest({path: digest for path, digest in rows})
-    digest = blobs.put(manifest)  # before the commit that refers to it
+    digest, size = current_workspace(session, blobs, agent)
     execution = Execution(
         id=new_execution_id(),
         agent_id=agent.id,
@@ -89,10 +101,11 @@ def create_execution_row(
         created_at=utc_now(),
         created_by_key=created_by_key,
         attempt=0,
+        priority=priority,
     )
     session.add(execution)
     session.flush()
-    add_execution_file(session, execution.id, WORKSPACE, WORKSPACE_NAME, digest, len(manifest),
+    add_execution_file(session, execution.id, WORKSPACE, WORKSPACE_NAME, digest, size,
                        "application/json")  # fmt: skip
     return execution
 

@@ -23,6 +23,7 @@ from handlers.agents.domain.agents import file_entry, find_agent, write_file_row
 from handlers.agents.domain.keys import Principal
 from handlers.agents.domain.manifest import MANIFEST_PATH, parse_manifest
 from handlers.agents.domain.paths import collision, conflicting, invalid, join_prefix, safe_path
+from handlers.agents.domain.snapshots import refresh_workspace
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.schema import AgentFile, utc_now
@@ -209,5 +210,6 @@ class AgentFiles:
                 if write.manifest is not None:
                     agent.config = write.manifest
             agent.updated_at = now
+            refresh_workspace(session, self.blobs, agent)
 
         await self.database.write(work)

@@ -33,6 +33,7 @@ __all__ = [
     "authenticate",
     "create_key",
     "grant",
+    "key_principal",
     "list_keys",
     "revoke_key",
 ]
@@ -160,7 +161,8 @@ def authenticate(session: Session, token: str) -> Principal | None:
     given = _hash(match.group(2)) if match else _hash(token)
     if not hmac.compare_digest(expected, given) or key is None or key.revoked_at is not None:
         return None
-    agents, workflows = _grants(session, key.id)
+    # a key scoped to everything needs no grants (none are consulted for it)
+    agents, workflows = ([], []) if key.scope_all else _grants(session, key.id)
     return Principal(
         key.id,
         key.name,
@@ -200,3 +202,20 @@ def revoke_key(session: Session, key_id: str) -> datetime | None:
     if key.revoked_at is None:
         key.revoked_at = utc_now()
     return key.revoked_at
+
+
+def key_principal(session: Session, key_id: str) -> Principal | None:
+    """The principal of the key ``key_id`` as its next request would have it (what it acts as
+    when it is not calling: schedules); ``None`` when the key is unknown or revoked."""
+    key = session.get(ApiKey, key_id)
+    if key is None or key.revoked_at is not None:
+        return None
+    agents, workflows = _grants(session, key.id)
+    return Principal(
+        key.id,
+        key.name,
+        key.scope_all,
+        key.can_create_agents,
+        frozenset(agents),
+        frozenset(workflows),
+    )

@@ -16,6 +16,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pydantic import TypeAdapter, ValidationError
 
 from generated.agents import models
+from handlers.agents.domain.run_policy import normalize_concurrency, normalize_retries
 from webrest import BadRequest, ErrorDetail
 from webrest.errors import validation_details
 
@@ -40,6 +41,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "outputSchema": None,
     "network": "none",
     "triggers": {"api": {"enabled": True}},
+    "retries": None,
+    "concurrency": None,
 }
 
 INTERPRETERS = frozenset({"python", "bash", "sh", "node", "perl", "ruby"})
@@ -109,6 +112,8 @@ def normalize_config(
         "triggers": {
             "api": {"enabled": api.enabled if isinstance(api, models.AgentApiTrigger) else True}
         },
+        "retries": normalize_retries(config.retries, field),
+        "concurrency": normalize_concurrency(config.concurrency, field),
     }
 
 

@@ -10,13 +10,24 @@
 | ``expected`` | expected paths | expected files (:mod:`handlers.agents.domain.expected`) |
 
 The workspace snapshot is a JSON document ``{"files": {path: sha256}}`` stored as a blob: the
-contents are blobs already, and identical workspaces share one snapshot blob.
+contents are blobs already, and identical workspaces share one snapshot blob. The agent row
+keeps the hash and size of its current workspace's snapshot (``workspace_sha256``,
+``workspace_bytes``), refreshed by every transaction that changes the workspace
+(:func:`refresh_workspace`), so a run records its snapshot without reading the file list
+(:func:`current_workspace`); an agent stored before those columns existed gets them on first use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.schema import Agent, AgentFile
 
 __all__ = [
     "INPUT",
@@ -28,7 +39,9 @@ __all__ = [
     "TRACE_NAME",
     "WORKSPACE",
     "WORKSPACE_NAME",
+    "current_workspace",
     "read_workspace_manifest",
+    "refresh_workspace",
     "workspace_manifest",
 ]
 
@@ -58,3 +71,25 @@ def read_workspace_manifest(data: bytes) -> dict[str, str]:
     ):
         raise ValueError("malformed workspace snapshot")
     return dict(files)
+
+
+def refresh_workspace(session: Session, blobs: BlobStore, agent: Agent) -> tuple[str, int]:
+    """Store the snapshot of ``agent``'s workspace as it is in this transaction (the blob
+    first) and record its hash and size on the agent; the hash and size. Called by every
+    transaction that changes the workspace, after the change (the agent row is locked)."""
+    session.flush()
+    rows = session.execute(
+        select(AgentFile.path, AgentFile.blob_sha256).where(AgentFile.agent_id == agent.id)
+    ).all()
+    manifest = workspace_manifest({path: digest for path, digest in rows})
+    digest = blobs.put(manifest)  # before the commit that refers to it
+    assert digest == hashlib.sha256(manifest).hexdigest()
+    agent.workspace_sha256, agent.workspace_bytes = digest, len(manifest)
+    return digest, len(manifest)
+
+
+def current_workspace(session: Session, blobs: BlobStore, agent: Agent) -> tuple[str, int]:
+    """The hash and size of the snapshot of ``agent``'s current workspace (its blob exists)."""
+    if agent.workspace_sha256 is not None and agent.workspace_bytes is not None:
+        return agent.workspace_sha256, agent.workspace_bytes
+    return refresh_workspace(session, blobs, agent)

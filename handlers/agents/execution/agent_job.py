@@ -1,7 +1,7 @@
 """Running one claimed execution: its program, its lease, and storing how it ended.
 
-:class:`ExecutionJob` is what every engine runs once it holds a :class:`Lease` (the embedded
-pool of the server, procrastinate jobs in ``agents-worker`` processes):
+:class:`ExecutionJob` is what every queue pool runs once it holds a :class:`Lease` (the
+server's pool, and each ``agents-worker`` process's):
 
 1. the run spec is rebuilt from the execution's snapshot (config, workspace, input JSON and
    input files, all blobs);
@@ -24,7 +24,7 @@ import logging
 import mimetypes
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -33,6 +33,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from handlers.agents.domain.run_policy import retry_delay
 from handlers.agents.domain.snapshots import (
     INPUT,
     ISSUES,
@@ -51,8 +52,10 @@ from handlers.agents.execution.leases import (
     cancel_is_requested,
     finish,
     mark_finalizing,
+    record_attempt,
     release,
     renew,
+    retry_later,
 )
 from handlers.agents.runner import (
     CancelSignal,
@@ -232,8 +235,9 @@ class ExecutionJob:
         self._cancels[execution_id] = cancel
         keeper = asyncio.create_task(self._keep(lease, cancel, state))
         try:
+            config: dict[str, Any] = {}
             try:
-                spec = await self._spec(lease)
+                spec, config = await self._spec(lease)
             except (LookupError, ValueError, BlobNotFound, OSError) as error:
                 outcome = _failed(f"cannot prepare the run: {error}")
             else:
@@ -241,7 +245,8 @@ class ExecutionJob:
             if state.lost:
                 log.warning("execution %s: lease lost, result discarded", execution_id)
                 return
-            await self._store(lease, outcome)
+            if not await self._retried(lease, outcome, config, cancel.requested):
+                await self._store(lease, outcome)
         except asyncio.CancelledError:
             await asyncio.shield(self._give_back(lease))
             raise
@@ -262,7 +267,34 @@ class ExecutionJob:
         except SQLAlchemyError as error:
             log.warning("execution %s: cannot give it back: %s", lease.execution_id, error)
 
-    async def _spec(self, lease: Lease) -> RunSpec:
+    async def _retried(
+        self, lease: Lease, outcome: RunOutcome, config: dict[str, Any], cancelled: bool
+    ) -> bool:
+        """Queue the execution again when its manifest retries this failed attempt (the
+        attempt is recorded); False when the attempt is the execution's last."""
+        if outcome.status != "failed" or cancelled:
+            return False
+        kind = "timeout" if outcome.timed_out else "failed"
+        delay = retry_delay(config, kind, lease.attempt)
+        if delay is None:
+            return False
+        error = outcome.error[:MAX_ERROR_CHARS] if outcome.error else None
+        now = utc_now()
+
+        def work(session: Session) -> None:
+            record_attempt(session, lease, kind, error, outcome.started_at, now)
+            retry_later(session, lease, now + timedelta(seconds=delay), error)
+
+        try:
+            await self.database.write(work)
+        except LeaseLost:
+            log.warning("execution %s: lease lost, result discarded", lease.execution_id)
+            return True
+        log.info("execution %s attempt=%d %s: retried in %.1f s", lease.execution_id,
+                 lease.attempt, kind, delay)  # fmt: skip
+        return True
+
+    async def _spec(self, lease: Lease) -> tuple[RunSpec, dict[str, Any]]:
         snapshot = await self.database.read(
             partial(_read_snapshot, execution_id=lease.execution_id)
         )
@@ -278,7 +310,7 @@ class ExecutionJob:
         entrypoint = config.get("entrypoint")
         if not isinstance(entrypoint, list) or not entrypoint:
             raise ValueError("the agent's manifest has no entrypoint")
-        return RunSpec(
+        spec = RunSpec(
             execution_id=lease.execution_id,
             command=tuple(str(part) for part in entrypoint),
             workspace=workspace,
@@ -290,6 +322,7 @@ class ExecutionJob:
             limits=self.limits,
             network="outbound" if config.get("network") == "outbound" else "none",
         )
+        return spec, config
 
     async def _store(self, lease: Lease, outcome: RunOutcome) -> None:
         try:
@@ -308,6 +341,8 @@ class ExecutionJob:
             def work(session: Session) -> None:
                 finish(session, lease, values)
                 now = utc_now()
+                kind = "timeout" if outcome.timed_out else outcome.status
+                record_attempt(session, lease, kind, error, outcome.started_at, now)
                 for file in files:
                     session.add(
                         ExecutionFile(

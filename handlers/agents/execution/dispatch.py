@@ -1,9 +1,19 @@
 """Handing new executions to workers, and hearing when executions end.
 
-* **Dispatchers.** :class:`QueueDispatcher` (the embedded engine): the ``executions`` table is
-  the queue, so a new execution is ``pending`` at creation and dispatching only wakes the
-  server's worker pool. :class:`JobDispatcher` (PostgreSQL): an execution is ``created`` at
-  creation; dispatching defers a procrastinate job for it, then marks it ``pending``.
+* **The queue is the tables.** With either database a queued execution is a ``pending`` row of
+  ``executions`` or ``workflow_executions``; workers claim rows
+  (:func:`~handlers.agents.execution.leases.claim_next`: ``FOR UPDATE SKIP LOCKED`` on
+  PostgreSQL, so any number of processes claim without stepping on each other). There is no
+  second queue to keep in step with the rows: what a committed transaction queued is durable,
+  and nothing queued can lose its "job".
+* **Dispatching only wakes workers.** :class:`QueueDispatcher` wakes this process's pool at
+  once and, on PostgreSQL, the pools of every other process through ``NOTIFY agents_queue``,
+  which every process's :class:`PostgresListener` relays. The notices of a busy server are
+  coalesced (:class:`QueueNotifier`: at most one per ``NOTIFY_COALESCE_SECONDS``, sent outside
+  the submitting transactions, which PostgreSQL would otherwise serialize on its notification
+  queue's lock at commit). The rare queueing transactions without an engine at hand (the
+  reaper's retries, a stopping worker giving an execution back) notify in the transaction. A
+  lost notice costs at most ``QUEUE_POLL_SECONDS``: pools also look on their own.
 * **Completion notices.** :class:`CompletionNotices` holds an ``asyncio.Event`` per awaited
   execution; whatever ends an execution in this process sets it. On PostgreSQL, the
   transaction that ends an execution also sends ``NOTIFY agents_executions, '<id>'``, which
@@ -21,26 +31,30 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
-from procrastinate.exceptions import ProcrastinateException
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from handlers.agents.execution.leases import EVENTS_CHANNEL, TERMINAL, execution_table
-from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, conninfo
+from handlers.agents.execution.leases import (
+    EVENTS_CHANNEL,
+    QUEUE_CHANNEL,
+    TERMINAL,
+    execution_table,
+)
 from handlers.agents.storage.database import Database
 
 __all__ = [
     "DISPATCH_ERRORS",
     "CompletionNotices",
     "Dispatcher",
-    "JobDispatcher",
     "PostgresListener",
     "QueueDispatcher",
+    "QueueNotifier",
+    "conninfo",
     "wait_until_ended",
 ]
 
@@ -48,9 +62,16 @@ log = logging.getLogger("agents.dispatch")
 
 RECHECK_SECONDS = 2.0
 LISTEN_RETRY_SECONDS = 1.0
-DISPATCH_ERRORS = (SQLAlchemyError, psycopg.Error, ProcrastinateException)
-"""What a failed dispatch raises (the database or the queue is down): the execution stays
-``created`` and the reaper dispatches it again later."""
+NOTIFY_COALESCE_SECONDS = 0.002
+"""Dispatches within this window share one ``NOTIFY agents_queue``."""
+DISPATCH_ERRORS = (SQLAlchemyError, psycopg.Error)
+"""What a failed dispatch raises (the database is down): the execution stays queued and the
+workers find it when they next look."""
+
+
+def conninfo(url: URL) -> str:
+    """A libpq connection string for the SQLAlchemy URL ``url``."""
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 class Dispatcher(Protocol):
@@ -60,45 +81,60 @@ class Dispatcher(Protocol):
     """The status of an execution when its creating transaction commits."""
 
     async def dispatch(self, execution_ids: Sequence[str]) -> None:
-        """Make sure a worker will run each of these queued executions."""
+        """Make sure a worker will look for these queued executions."""
+
+
+class QueueNotifier:
+    """Sends ``NOTIFY agents_queue`` on a connection of its own (autocommit), at most one per
+    ``NOTIFY_COALESCE_SECONDS`` however many executions were queued meanwhile."""
+
+    def __init__(self, url: URL) -> None:
+        self._conninfo = conninfo(url)
+        self._connection: psycopg.AsyncConnection[Any] | None = None
+        self._scheduled: asyncio.Task[None] | None = None
+
+    def poke(self) -> None:
+        """Executions were queued (and committed): notify soon."""
+        if self._scheduled is None or self._scheduled.done():
+            self._scheduled = asyncio.create_task(self._notify(), name="queue-notify")
+
+    async def _notify(self) -> None:
+        await asyncio.sleep(NOTIFY_COALESCE_SECONDS)
+        try:
+            if self._connection is None or self._connection.closed:
+                self._connection = await psycopg.AsyncConnection.connect(
+                    self._conninfo, autocommit=True
+                )
+            await self._connection.execute(f"NOTIFY {QUEUE_CHANNEL}")
+        except psycopg.Error as error:  # the pools look on their own too
+            log.warning("NOTIFY %s failed: %s", QUEUE_CHANNEL, error)
+            self._connection = None
+
+    async def close(self) -> None:
+        """Send what is pending, then close the connection."""
+        if self._scheduled is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._scheduled
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
 
 
 class QueueDispatcher:
-    """The embedded engine: new executions are ``pending`` rows; ``wake`` rouses the pool."""
+    """New executions are ``pending`` rows: dispatching wakes this process's pool at once and,
+    with a :class:`QueueNotifier` (PostgreSQL), every other process's."""
 
     initial_status = "pending"
 
-    def __init__(self, wake: Callable[[], None]) -> None:
+    def __init__(self, wake: Callable[[], None], notifier: QueueNotifier | None = None) -> None:
         self._wake = wake
+        self._notifier = notifier
 
     async def dispatch(self, execution_ids: Sequence[str]) -> None:
         if execution_ids:
             self._wake()
-
-
-def _mark_pending(session: Session, execution_ids: Sequence[str]) -> None:
-    for table in {execution_table(execution_id) for execution_id in execution_ids}:
-        session.execute(
-            update(table)
-            .where(table.id.in_(execution_ids), table.status == "created")
-            .values(status="pending")
-        )
-
-
-class JobDispatcher:
-    """PostgreSQL: one procrastinate job per execution, then ``created`` -> ``pending``."""
-
-    initial_status = "created"
-
-    def __init__(self, queue: ProcrastinateQueue, database: Database) -> None:
-        self._queue = queue
-        self._database = database
-
-    async def dispatch(self, execution_ids: Sequence[str]) -> None:
-        for execution_id in execution_ids:
-            await self._queue.defer(execution_id)
-        if execution_ids:
-            await self._database.write(partial(_mark_pending, execution_ids=list(execution_ids)))
+            if self._notifier is not None:
+                self._notifier.poke()
 
 
 class CompletionNotices:
@@ -128,11 +164,16 @@ class CompletionNotices:
 
 
 class PostgresListener:
-    """Relays ``NOTIFY agents_executions`` to :class:`CompletionNotices` (reconnecting)."""
+    """Relays ``NOTIFY agents_executions`` to :class:`CompletionNotices` and ``NOTIFY
+    agents_queue`` to ``wake`` (this process's pool), reconnecting when the connection drops
+    (and waking the pool then: notices sent meanwhile are lost)."""
 
-    def __init__(self, url: URL, notices: CompletionNotices) -> None:
+    def __init__(
+        self, url: URL, notices: CompletionNotices, wake: Callable[[], None] | None = None
+    ) -> None:
         self._conninfo = conninfo(url)
         self._notices = notices
+        self._wake = wake
 
     async def listen(self) -> None:
         """Run until cancelled."""
@@ -142,10 +183,17 @@ class PostgresListener:
                     self._conninfo, autocommit=True
                 ) as connection:
                     await connection.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    if self._wake is not None:
+                        await connection.execute(f"LISTEN {QUEUE_CHANNEL}")
+                        self._wake()
                     async for notice in connection.notifies():
-                        self._notices.notify(notice.payload)
+                        if notice.channel == QUEUE_CHANNEL:
+                            if self._wake is not None:
+                                self._wake()
+                        else:
+                            self._notices.notify(notice.payload)
             except psycopg.Error as error:
-                log.warning("LISTEN %s failed, retrying: %s", EVENTS_CHANNEL, error)
+                log.warning("LISTEN failed, retrying: %s", error)
                 await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
 

@@ -1,13 +1,12 @@
-"""The execution engine of ``agents-server``: what runs executions, chosen by the database.
+"""The execution engine of ``agents-server``: what runs executions.
 
-* SQLite (the default): the ``executions`` table is the queue;
-  :class:`~handlers.agents.worker.QueuePool` runs ``AGENTS_WORKER_CONCURRENCY`` executions at
-  once in the server.
-* PostgreSQL: a procrastinate job per execution, run by any number of ``agents-worker``
-  processes and by a procrastinate worker in the server (unless
-  ``AGENTS_EMBEDDED_WORKER=false``).
+The ``executions`` and ``workflow_executions`` tables are the queue with either database. The
+server's :class:`~handlers.agents.execution.pool.QueuePool` runs ``AGENTS_WORKER_CONCURRENCY``
+executions at once (unless ``AGENTS_EMBEDDED_WORKER=false``); on PostgreSQL any number of
+``agents-worker`` processes run pools of their own on the same tables, woken by ``NOTIFY
+agents_queue`` (:class:`~handlers.agents.execution.dispatch.PostgresListener`).
 
-Either way the server runs a :class:`~handlers.agents.worker.StaleReaper` and answers
+The server also runs a :class:`~handlers.agents.execution.reaper.StaleReaper` and answers
 ``wait_for_completion`` from :class:`~handlers.agents.execution.dispatch.CompletionNotices` (fed by
 LISTEN/NOTIFY on PostgreSQL).
 """
@@ -18,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
-from functools import partial
 from typing import Any
 
 from generated.agents.models import CancelOutcome
@@ -27,14 +25,13 @@ from handlers.agents.execution.dispatch import (
     DISPATCH_ERRORS,
     CompletionNotices,
     Dispatcher,
-    JobDispatcher,
     PostgresListener,
     QueueDispatcher,
+    QueueNotifier,
     wait_until_ended,
 )
 from handlers.agents.execution.jobs import ExecutionJobs
-from handlers.agents.execution.pool import QueuePool, run_leased, worker_name
-from handlers.agents.execution.procrastinate_queue import ProcrastinateQueue, ensure_schema
+from handlers.agents.execution.pool import QueuePool, worker_name
 from handlers.agents.execution.reaper import StaleReaper
 from handlers.agents.runner import Sandbox
 from handlers.agents.settings import Settings
@@ -64,20 +61,9 @@ class ExecutionEngine:
             worker_id=self.name,
             sandbox=sandbox,
         )
-        self._pool: QueuePool | None = None
-        self._queue: ProcrastinateQueue | None = None
-        self.dispatcher: Dispatcher
-        if database.dialect == "postgresql":
-            run = partial(run_leased, database, self.job, name=self.name)
-            self._queue = ProcrastinateQueue(
-                database.url,
-                run if settings.embedded_worker else None,
-                pool_size=settings.worker_concurrency + 2,
-            )
-            self.dispatcher = JobDispatcher(self._queue, database)
-        else:
-            self._pool = QueuePool(database, self.job, settings.worker_concurrency, self.name)
-            self.dispatcher = QueueDispatcher(self._pool.wake)
+        self._pool = QueuePool(database, self.job, settings.worker_concurrency, self.name)
+        self._notifier = QueueNotifier(database.url) if database.dialect == "postgresql" else None
+        self.dispatcher: Dispatcher = QueueDispatcher(self._pool.wake, self._notifier)
         self.reaper = StaleReaper(database, settings, self.dispatcher, self.notices.notify)
         self.background = BackgroundTasks()
         """Further loops of this process (webhook delivery, schedules): registered by
@@ -85,7 +71,7 @@ class ExecutionEngine:
 
     @property
     def initial_status(self) -> str:
-        """The status of a new execution (``pending``, or ``created`` until its job exists)."""
+        """The status of a new execution (``pending``: the row is the queue)."""
         return self.dispatcher.initial_status
 
     async def dispatch(self, execution_ids: Sequence[str]) -> None:
@@ -93,12 +79,12 @@ class ExecutionEngine:
         await self.dispatcher.dispatch(execution_ids)
 
     async def dispatch_or_leave(self, execution_id: str) -> bool:
-        """Hand ``execution_id`` to the workers; ``False`` (logged) when the database or the
-        queue is down: the execution stays queued and the reaper dispatches it later."""
+        """Wake the workers for ``execution_id``; ``False`` (logged) when the database is down:
+        the execution stays queued and the workers find it when they next look."""
         try:
             await self.dispatch([execution_id])
         except DISPATCH_ERRORS as error:
-            log.warning("execution %s: dispatch failed, the reaper retries it: %s",
+            log.warning("execution %s: cannot wake the workers, they will find it: %s",
                         execution_id, error)  # fmt: skip
             return False
         return True
@@ -133,22 +119,13 @@ class ExecutionEngine:
             task.add_done_callback(_report_crash)
             tasks.append(task)
 
-        if self._queue is not None:
-            await asyncio.to_thread(ensure_schema, self.database.url)
-            await self._queue.open()
-            start(PostgresListener(self.database.url, self.notices).listen(), "listener")
-            if self.settings.embedded_worker:
-                start(
-                    self._queue.work(
-                        concurrency=self.settings.worker_concurrency,
-                        name=self.name,
-                        install_signal_handlers=False,
-                    ),
-                    "worker",
-                )
-        elif self._pool is not None and self.settings.embedded_worker:
+        embedded = self.settings.embedded_worker
+        if self.database.dialect == "postgresql":
+            wake = self._pool.wake if embedded else None
+            start(PostgresListener(self.database.url, self.notices, wake).listen(), "listener")
+        if embedded:
             start(self._pool.run(), "worker")
-        elif self._pool is not None:
+        elif self.database.dialect != "postgresql":
             log.warning("AGENTS_EMBEDDED_WORKER=false with SQLite: executions stay queued")
         start(self.reaper.run(), "reaper")
         try:
@@ -158,8 +135,8 @@ class ExecutionEngine:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            if self._queue is not None:
-                await self._queue.close()
+            if self._notifier is not None:
+                await self._notifier.close()
 
 
 def _report_crash(task: asyncio.Task[None]) -> None:

@@ -1,7 +1,7 @@
 """What a worker runs for a claimed execution: an agent execution or a workflow execution.
 
-:class:`ExecutionJobs` is the job of every engine (the server's embedded pool, procrastinate
-jobs in the server and in ``agents-worker`` processes): it hands a lease to
+:class:`ExecutionJobs` is the job of every queue pool (the server's and each ``agents-worker``
+process's): it hands a lease to
 :class:`~handlers.agents.execution.agent_job.ExecutionJob` or, for a workflow execution (``wfx_…``),
 to :class:`~handlers.agents.execution.workflow_job.WorkflowJob`, whose agent steps run through the
 former.
@@ -36,6 +36,7 @@ class ExecutionJobs:
         sandbox: Sandbox,
     ) -> None:
         self.on_end = on_end
+        self.worker_id = worker_id
         self.agents = ExecutionJob(database, blobs, settings, on_end, sandbox)
         self.workflows = WorkflowJob(database, blobs, settings, self.agents, worker_id, on_end)
 

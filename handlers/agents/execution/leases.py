@@ -23,16 +23,26 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Update, select, text, update
-from sqlalchemy.orm import Session
+from sqlalchemy import CursorResult, Update, func, or_, select, text, update
+from sqlalchemy.orm import Session, aliased
 
 from generated.agents.models import CancelOutcome
-from handlers.agents.storage.schema import Execution, LeasedRun, WorkflowExecution, utc_now
+from handlers.agents.domain.execution_records import QUEUE_CHANNEL, notify_queued
+from handlers.agents.domain.run_policy import retry_delay
+from handlers.agents.domain.webhooks import record_events
+from handlers.agents.storage.schema import (
+    Execution,
+    ExecutionAttempt,
+    LeasedRun,
+    WorkflowExecution,
+    utc_now,
+)
 
 __all__ = [
     "ACTIVE",
     "EVENTS_CHANNEL",
     "QUEUED",
+    "QUEUE_CHANNEL",
     "TERMINAL",
     "Lease",
     "LeaseLost",
@@ -44,6 +54,9 @@ __all__ = [
     "claim_next",
     "execution_table",
     "finish",
+    "notify_queued",
+    "record_attempt",
+    "retry_later",
     "mark_finalizing",
     "release",
     "renew",
@@ -109,6 +122,7 @@ def _held(lease: Lease) -> Update:
 
 def announce(session: Session, execution_id: str) -> None:
     """Tell other processes (on commit) that ``execution_id`` reached a terminal status."""
+    record_events(session, execution_id)  # webhook deliveries, in the same transaction
     if session.get_bind().dialect.name == "postgresql":
         session.execute(
             text("SELECT pg_notify(:channel, :id)"), {"channel": EVENTS_CHANNEL, "id": execution_id}
@@ -154,21 +168,88 @@ def claim(session: Session, execution_id: str, worker_id: str) -> Lease | None:
     return Lease(execution_id, worker_id, int(attempt or 1))
 
 
-def claim_next(session: Session, worker_id: str) -> Lease | None:
-    """Claim the oldest queued execution, agent or workflow, if any (skipping rows other
-    workers are claiming)."""
-    oldest: list[tuple[datetime, str]] = []
-    for table in (Execution, WorkflowExecution):
-        row = session.execute(
-            select(table.created_at, table.id)
-            .where(table.status.in_(QUEUED))
-            .order_by(table.created_at, table.id)
-            .limit(1)
+CANDIDATES = 16
+"""Queued rows a claim looks at, per table, before taking one."""
+
+
+def _candidates(session: Session, table: ExecutionTable, now: datetime) -> list[tuple[int, str]]:
+    """The first queued rows of ``table`` by rank that may start now (not waiting for a retry's
+    backoff, not over their concurrency limit as last committed): (rank, id) pairs. Not locked:
+    :func:`claim_next` locks them one at a time, so a claim holds only the row it takes and
+    workers claiming together take consecutive rows (the queue's order holds)."""
+    query = select(table.queue_rank, table.id).where(
+        table.status.in_(QUEUED), or_(table.not_before.is_(None), table.not_before <= now)
+    )
+    if table is Execution:
+        running = aliased(Execution)
+        busy = (
+            select(func.count())
+            .select_from(running)
+            .where(
+                running.concurrency_key == Execution.concurrency_key,
+                running.status.in_(ACTIVE),
+            )
+            .scalar_subquery()
+        )
+        query = query.where(
+            or_(Execution.concurrency_key.is_(None), busy < Execution.concurrency_limit)
+        )
+    rows = session.execute(query.order_by(table.queue_rank, table.id).limit(CANDIDATES)).all()
+    return [(int(rank), str(execution_id)) for rank, execution_id in rows]
+
+
+def _lock_queued(session: Session, execution_id: str) -> bool:
+    """Lock the row of ``execution_id`` if it is still queued and no other worker holds it."""
+    table = execution_table(execution_id)
+    return (
+        session.execute(
+            select(table.id)
+            .where(table.id == execution_id, table.status.in_(QUEUED))
             .with_for_update(skip_locked=True)
         ).first()
-        if row is not None:
-            oldest.append((row[0], row[1]))
-    return None if not oldest else claim(session, min(oldest)[1], worker_id)
+        is not None
+    )
+
+
+def _within_limit(session: Session, execution_id: str) -> bool:
+    """Whether the agent execution may start under its concurrency limit, checked under a
+    per-key lock (PostgreSQL: a transaction advisory lock, so two workers never both take the
+    last slot; SQLite write transactions are exclusive already)."""
+    row = session.execute(
+        select(Execution.concurrency_key, Execution.concurrency_limit).where(
+            Execution.id == execution_id
+        )
+    ).first()
+    key, limit = (None, None) if row is None else row
+    if key is None or limit is None:
+        return True
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+    running = session.scalar(
+        select(func.count())
+        .select_from(Execution)
+        .where(Execution.concurrency_key == key, Execution.status.in_(ACTIVE))
+    )
+    return int(running or 0) < limit
+
+
+def claim_next(session: Session, worker_id: str) -> Lease | None:
+    """Claim the queued execution, agent or workflow, of the smallest rank (priority and
+    submission order, see :func:`~handlers.agents.storage.schema.queue_rank`) that may start
+    now, if any."""
+    now = utc_now()
+    candidates = sorted(
+        [*_candidates(session, Execution, now), *_candidates(session, WorkflowExecution, now)]
+    )
+    for _, execution_id in candidates:
+        if not _lock_queued(session, execution_id):
+            continue
+        if execution_table(execution_id) is Execution and not _within_limit(session, execution_id):
+            continue
+        lease = claim(session, execution_id, worker_id)
+        if lease is not None:
+            return lease
+    return None
 
 
 def renew(session: Session, lease: Lease) -> bool:
@@ -190,11 +271,52 @@ def mark_finalizing(session: Session, lease: Lease) -> None:
 
 
 def release(session: Session, lease: Lease) -> bool:
-    """Give the execution back to the queue (the worker is stopping); False if lost already."""
-    return (
-        _count(session, _held(lease).values(status="pending", worker_id=None, heartbeat_at=None))
-        == 1
+    """Give the execution back to the queue (the worker is stopping); False if lost already.
+    The attempt did not end: its number is handed back too (the next claim reuses it), so a
+    stopping worker costs the execution none of its manifest's retries."""
+    table = execution_table(lease.execution_id)
+    released = _count(
+        session,
+        _held(lease).values(
+            status="pending", worker_id=None, heartbeat_at=None, attempt=table.attempt - 1
+        ),
     )
+    if released:
+        notify_queued(session)
+    return released == 1
+
+
+def record_attempt(
+    session: Session,
+    lease: Lease,
+    outcome: str,
+    error: str | None,
+    started_at: datetime | None,
+    ended_at: datetime,
+) -> None:
+    """Keep the finished attempt ``lease.attempt`` of an agent execution (``include=attempts``;
+    workflow executions keep none)."""
+    if execution_table(lease.execution_id) is not Execution:
+        return
+    session.merge(
+        ExecutionAttempt(
+            execution_id=lease.execution_id,
+            number=lease.attempt,
+            worker_id=lease.worker_id,
+            started_at=started_at,
+            ended_at=ended_at,
+            outcome=outcome,
+            error=error,
+        )
+    )
+
+
+def retry_later(session: Session, lease: Lease, not_before: datetime, error: str | None) -> None:
+    """Put the execution back in the queue until ``not_before`` (a retry's backoff), its last
+    error kept. Raises LeaseLost."""
+    values = {"status": "pending", "worker_id": None, "heartbeat_at": None}
+    if _count(session, _held(lease).values(not_before=not_before, error=error, **values)) != 1:
+        raise LeaseLost(lease.execution_id)
 
 
 def finish(session: Session, lease: Lease, values: dict[str, Any]) -> None:
@@ -224,10 +346,19 @@ def reap_stale(
     reaped = Reaped()
     for execution in rows:
         lost = f"worker lost: {execution.worker_id} sent no heartbeat for {stale_after:g} s"
-        if execution.cancel_requested_at is None and execution.attempt < max_attempts:
+        allowed, delay = max_attempts, None
+        if isinstance(execution, Execution):  # the manifest may retry more, after a backoff
+            lease = Lease(execution.id, execution.worker_id or "", execution.attempt)
+            record_attempt(session, lease, "worker_lost", lost, execution.started_at, now)
+            delay = retry_delay(execution.config_snapshot or {}, "worker_lost", execution.attempt)
+            if delay is not None:
+                allowed = max(allowed, execution.attempt + 1)
+        if execution.cancel_requested_at is None and execution.attempt < allowed:
             execution.status = "pending"
             execution.worker_id = None
             execution.heartbeat_at = None
+            if delay is not None:
+                execution.not_before = now + timedelta(seconds=delay)
             reaped.retried.append(execution.id)
             continue
         cancelled = execution.cancel_requested_at is not None
@@ -235,7 +366,7 @@ def reap_stale(
         execution.error = (
             f"cancelled ({lost})"
             if cancelled
-            else f"{lost} (attempt {execution.attempt} of {max_attempts})"
+            else f"{lost} (attempt {execution.attempt} of {allowed})"
         )
         execution.completed_at = now
         execution.heartbeat_at = None
@@ -245,6 +376,8 @@ def reap_stale(
             _end_children(session, execution.id, execution.status, execution.error, now)
         announce(session, execution.id)
         reaped.ended.append(execution.id)
+    if reaped.retried:
+        notify_queued(session)
     return reaped
 
 

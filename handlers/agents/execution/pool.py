@@ -1,9 +1,11 @@
-"""The embedded queue pool: slots in the server's event loop that claim and run executions.
+"""The queue pool: slots in a process's event loop that claim and run executions.
 
-With SQLite the ``executions`` (and ``workflow_executions``) tables are the queue: ``concurrency``
-slots claim the oldest queued execution and run it; a new execution wakes them at once, and
-they also look every ``QUEUE_POLL_SECONDS``. :func:`run_leased` is how a procrastinate job (the
-PostgreSQL engine, in the server or in ``agents-worker``) runs the execution it names.
+The ``executions`` (and ``workflow_executions``) tables are the queue, with SQLite and with
+PostgreSQL alike: ``concurrency`` slots each claim the next queued execution
+(:func:`~handlers.agents.execution.leases.claim_next`) and run it. A new execution wakes them at
+once (in this process directly, in others through ``NOTIFY agents_queue``), and they also look
+every ``QUEUE_POLL_SECONDS``. The server runs one pool (unless ``AGENTS_EMBEDDED_WORKER=false``),
+every ``agents-worker`` process another.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from functools import partial
 from sqlalchemy.exc import SQLAlchemyError
 
 from handlers.agents.execution.jobs import ExecutionJobs
-from handlers.agents.execution.leases import claim, claim_next
+from handlers.agents.execution.leases import claim_next
 from handlers.agents.storage.database import Database
 
-__all__ = ["QUEUE_POLL_SECONDS", "QueuePool", "run_leased", "worker_name"]
+__all__ = ["QUEUE_POLL_SECONDS", "QueuePool", "worker_name"]
 
 log = logging.getLogger("agents.worker")
 
@@ -31,15 +33,6 @@ QUEUE_POLL_SECONDS = 1.0
 def worker_name() -> str:
     """This process's worker id: ``<host>:<pid>``."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-async def run_leased(database: Database, job: ExecutionJobs, execution_id: str, name: str) -> None:
-    """Claim ``execution_id`` for worker ``name`` and run it (nothing if no longer queued)."""
-    lease = await database.write(partial(claim, execution_id=execution_id, worker_id=name))
-    if lease is None:
-        log.info("execution %s is no longer queued: nothing to do", execution_id)
-        return
-    await job.run(lease)
 
 
 class QueuePool:

@@ -1,9 +1,8 @@
 """The stale-lease reaper every worker and the server run.
 
 Every ``heartbeat_seconds``, executions whose worker stopped renewing its lease are retried or
-failed (:func:`~handlers.agents.execution.leases.reap_stale`) and, on PostgreSQL, queued
-executions that have no waiting job are deferred again. Reapers of several processes never
-step on each other (``SKIP LOCKED``, lease guards).
+failed (:func:`~handlers.agents.execution.leases.reap_stale`). Reapers of several processes
+never step on each other (``SKIP LOCKED``, lease guards).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from functools import partial
 
 from handlers.agents.execution.dispatch import Dispatcher
 from handlers.agents.execution.leases import reap_stale
-from handlers.agents.execution.procrastinate_queue import undispatched
 from handlers.agents.settings import Settings
 from handlers.agents.storage.database import Database
 
@@ -25,7 +23,7 @@ log = logging.getLogger("agents.worker")
 
 
 class StaleReaper:
-    """Finds executions whose worker is gone, and (PostgreSQL) queued ones without a job."""
+    """Finds executions whose worker is gone."""
 
     def __init__(
         self,
@@ -53,12 +51,7 @@ class StaleReaper:
         for execution_id in reaped.ended:
             log.warning("execution %s: worker lost, no attempt left: ended", execution_id)
             self.on_end(execution_id)
-        again = list(reaped.retried)
-        if self.database.dialect == "postgresql":
-            again += await self.database.read(
-                partial(undispatched, older_than=self.settings.stale_after_seconds)
-            )
-        await self.dispatcher.dispatch(sorted(set(again)))
+        await self.dispatcher.dispatch(reaped.retried)
 
     async def run(self) -> None:
         """Sweep every ``heartbeat_seconds`` until cancelled."""

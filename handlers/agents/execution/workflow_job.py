@@ -1,8 +1,8 @@
 """Running one claimed workflow execution: the engine, its lease, and storing how it ended.
 
 :class:`WorkflowJob` is what a worker runs once it holds the :class:`Lease` of a workflow
-execution (the same queue, claims, leases, reaper and procrastinate jobs as agent
-executions; see :mod:`handlers.agents.execution.leases`):
+execution (the same queue, claims, leases and reaper as agent executions; see
+:mod:`handlers.agents.execution.leases`):
 
 1. the execution's version is parsed (once per version and process) and its stored step
    records are read: after a lost worker, completed steps (and failed ones allowed to fail)

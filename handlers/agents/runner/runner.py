@@ -121,7 +121,8 @@ async def _run_in(
         error = collected.error if error is None else f"{error}; {collected.error}"
         if status == "completed":
             status = "failed"
-    return clock.outcome(status, result.return_code, error, result, collected)
+    outcome = clock.outcome(status, result.return_code, error, result, collected)
+    return dataclasses.replace(outcome, timed_out=result.ended_by == "timeout")
 
 
 def _new_directory(sandbox: Sandbox, work_root: Path | None, spec: RunSpec) -> RunDirectory:

@@ -119,3 +119,5 @@ class RunOutcome:
     trace: list[dict[str, object]] = field(default_factory=list)
     stdout_tail: str = ""
     stderr_tail: str = ""
+    timed_out: bool = False
+    """Whether the run was stopped for running past ``timeout_seconds`` (``status`` failed)."""

@@ -12,6 +12,10 @@ as pooled connections) keeps the event loop free without a noticeable cost.
   from its first statement (two writers that both read first would otherwise fail with
   "database is locked" instead of waiting).
 * PostgreSQL through psycopg 3 (``postgresql://`` URLs are read as ``postgresql+psycopg://``).
+  Reads run in autocommit mode: at PostgreSQL's READ COMMITTED level every statement takes a
+  snapshot of its own anyway, so a read "transaction" of several statements was never one
+  consistent view; without ``BEGIN`` and ``COMMIT`` a read costs one round trip per statement
+  and nothing else. Writes are real transactions.
 
 Every call of :meth:`Database.read` / :meth:`Database.write` is one transaction: committed when
 the function returns, rolled back when it raises.
@@ -83,7 +87,12 @@ class Database:
         self._disposed = False
         event.listen(self.engine, "checkin", self._close_after_dispose)
         self.write_engine = self.engine.execution_options(**{_IMMEDIATE: True})
-        self._reads = sessionmaker(self.engine, expire_on_commit=False)
+        read_engine = (
+            self.engine
+            if self.dialect == "sqlite"  # a WAL read transaction is one snapshot: keep it
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
+        self._reads = sessionmaker(read_engine, expire_on_commit=False)
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
         self._limiter = anyio.CapacityLimiter(POOL_SIZE)
 

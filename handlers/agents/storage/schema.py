@@ -17,6 +17,10 @@ migrations and the models agree). Times are stored in UTC.
   (YAML and the parsed definition); ``workflow_executions`` (status, inputs snapshot, result,
   worker lease like agent executions) with ``workflow_step_records`` (one row per step: the
   journal a resumed execution starts from).
+* ``webhook_subscriptions`` / ``webhook_deliveries``: signed webhook subscriptions of API keys
+  and the events recorded for them (the outbox the delivery loop sends from).
+* ``schedules`` / ``schedule_runs``: cron schedules of agents and workflows (``next_run_at``,
+  moved by compare-and-set when a tick fires) and the ticks each one handled.
 """
 
 from __future__ import annotations
@@ -47,15 +51,23 @@ __all__ = [
     "ApiKeyGrant",
     "Base",
     "DatasetExample",
+    "PRIORITY_STEP_SECONDS",
     "Execution",
+    "ExecutionAttempt",
     "ExecutionFeedback",
     "ExecutionFile",
+    "IdempotencyRecord",
     "LeasedRun",
+    "Schedule",
+    "ScheduleRun",
     "UtcDateTime",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "Workflow",
     "WorkflowExecution",
     "WorkflowStepRecord",
     "WorkflowVersion",
+    "queue_rank",
     "utc_now",
 ]
 
@@ -158,6 +170,9 @@ class Agent(Archivable, Base):
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str | None] = mapped_column(Text)
     config: Mapped[dict[str, Any]]
+    workspace_sha256: Mapped[str | None] = mapped_column(String(64))
+    """The current workspace's snapshot blob (``domain/snapshots.py``); NULL: not computed yet."""
+    workspace_bytes: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime]
 
 
@@ -174,6 +189,25 @@ class AgentFile(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     content_type: Mapped[str | None] = mapped_column(String(255))
     updated_at: Mapped[datetime]
+
+
+PRIORITY_STEP_SECONDS = 10
+"""What one priority level is worth in the queue: waiting this long (see ``queue_rank``)."""
+
+
+def queue_rank(created_at: datetime, priority: int) -> int:
+    """The queue position of an execution created at ``created_at`` with ``priority``:
+    milliseconds since the epoch, less ``PRIORITY_STEP_SECONDS`` per priority level. Workers
+    take the smallest rank first, so a higher priority goes ahead of lower ones submitted up
+    to ``priority difference * PRIORITY_STEP_SECONDS`` earlier, and never further: an
+    execution waits behind later ones of higher priority for a bounded time (no starvation).
+    Equal priorities run in submission order."""
+    return int(created_at.timestamp() * 1000) - priority * PRIORITY_STEP_SECONDS * 1000
+
+
+def _default_rank(context: Any) -> int:
+    values = context.get_current_parameters()
+    return queue_rank(values["created_at"], values.get("priority") or 0)
 
 
 class LeasedRun:
@@ -193,6 +227,12 @@ class LeasedRun:
     worker_id: Mapped[str | None] = mapped_column(String(128))
     heartbeat_at: Mapped[datetime | None]
     attempt: Mapped[int] = mapped_column(Integer, default=0)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    queue_rank: Mapped[int] = mapped_column(BigInteger, default=_default_rank)
+    """The queue's order (:func:`queue_rank` of ``created_at`` and ``priority`` unless set):
+    workers take the smallest first."""
+    not_before: Mapped[datetime | None]
+    """A queued execution waits until then (a retry's backoff); NULL: at once."""
 
 
 class Execution(LeasedRun, Base):
@@ -205,7 +245,9 @@ class Execution(LeasedRun, Base):
         Index("ix_executions_agent_status", "agent_id", "status"),
         Index("ix_executions_agent_example", "agent_id", "example_name"),
         Index("ix_executions_agent_batch", "agent_id", "batch_id"),
-        Index("ix_executions_status_created", "status", "created_at"),  # the worker queue
+        Index("ix_executions_status_created", "status", "created_at"),
+        Index("ix_executions_queue", "status", "queue_rank"),  # the worker queue
+        Index("ix_executions_concurrency", "concurrency_key", "status"),
     )
 
     agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
@@ -223,6 +265,41 @@ class Execution(LeasedRun, Base):
     schema_valid: Mapped[bool | None] = mapped_column(Boolean)
     expected: Mapped[Any | None]
     """The expected JSON (``None``: none)."""
+    concurrency_key: Mapped[str | None] = mapped_column(String(300))
+    """The manifest's concurrency key for this input (``<agent id>:<value>``); NULL: none."""
+    concurrency_limit: Mapped[int | None] = mapped_column(Integer)
+
+
+class ExecutionAttempt(Base):
+    """One finished attempt of an agent execution (a retried one has several)."""
+
+    __tablename__ = "execution_attempts"
+
+    execution_id: Mapped[str] = mapped_column(
+        ForeignKey("executions.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    worker_id: Mapped[str | None] = mapped_column(String(128))
+    started_at: Mapped[datetime | None]
+    ended_at: Mapped[datetime]
+    outcome: Mapped[str] = mapped_column(String(16))  # completed | failed | timeout | worker_lost…
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class IdempotencyRecord(Base):
+    """The answer to a request sent with an ``Idempotency-Key`` (per API key), kept 24 h+."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (Index("ix_idempotency_records_created", "created_at"),)
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    operation: Mapped[str] = mapped_column(String(64))
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    """NULL while the first request is being answered."""
+    response: Mapped[Any | None]
+    created_at: Mapped[datetime]
 
 
 class ExecutionFile(Base):
@@ -329,6 +406,7 @@ class WorkflowExecution(LeasedRun, Base):
         Index("ix_workflow_executions_workflow_status", "workflow_id", "status"),
         Index("ix_workflow_executions_workflow_example", "workflow_id", "example_id"),
         Index("ix_workflow_executions_status_created", "status", "created_at"),
+        Index("ix_workflow_executions_queue", "status", "queue_rank"),  # the worker queue
         Index("ix_workflow_executions_parent", "parent_execution_id", "parent_step_id"),
     )
 
@@ -370,4 +448,103 @@ class WorkflowStepRecord(Base):
 # -- webhooks ------------------------------------------------------------------------------------
 
 
+class WebhookSubscription(Base):
+    """A webhook subscription (``wh_…``) of an API key: where to POST which execution events
+    (``events``, filtered by ``agent_ids`` / ``workflow_ids``, empty: all), and the secret that
+    signs them (kept because signing needs it; shown only when the subscription is created)."""
+
+    __tablename__ = "webhook_subscriptions"
+    __table_args__ = (Index("ix_webhook_subscriptions_key_created", "key_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(String(2048))
+    description: Mapped[str | None] = mapped_column(Text)
+    events: Mapped[list[str]] = mapped_column(Json)
+    agent_ids: Mapped[list[str]] = mapped_column(Json)
+    workflow_ids: Mapped[list[str]] = mapped_column(Json)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime]
+
+
+class WebhookDelivery(Base):
+    """One event for one subscription (``msg_…``, the ``webhook-id`` of every attempt): the
+    exact body that is signed and sent, and the attempts' state. Recorded in the transaction
+    that ended the execution (the outbox); ``pending`` rows are due at ``next_attempt_at``."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_webhook_created", "webhook_id", "created_at"),
+        Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),  # the outbox
+        # one event per execution and subscription, however often its end is announced
+        Index("uq_webhook_deliveries_execution_webhook", "execution_id", "webhook_id", unique=True),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    webhook_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE")
+    )
+    event_type: Mapped[str] = mapped_column(String(64))
+    execution_id: Mapped[str] = mapped_column(String(64))
+    body: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))  # pending | delivered | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    last_attempt_at: Mapped[datetime | None]
+    last_status_code: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    delivered_at: Mapped[datetime | None]
+
+
 # -- schedules -----------------------------------------------------------------------------------
+
+
+class Schedule(Base):
+    """A cron schedule of one agent or one workflow (``agent_id`` xor ``workflow_id``), owned
+    by and run as the API key ``created_by_key``. ``next_run_at`` is the next tick (``NULL``
+    while disabled): the scheduler moves it forward with a compare-and-set, which is what makes
+    a tick start one run however many processes look (README.md, "Schedules")."""
+
+    __tablename__ = "schedules"
+    __table_args__ = (
+        Index("ix_schedules_next_run_at", "next_run_at"),
+        Index("ix_schedules_agent_created", "agent_id", "created_at"),
+        Index("ix_schedules_workflow_created", "workflow_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    agent_id: Mapped[str | None] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    workflow_id: Mapped[str | None] = mapped_column(ForeignKey("workflows.id", ondelete="CASCADE"))
+    version: Mapped[str | None] = mapped_column(String(64))
+    """Workflows: the version reference each run resolves (``latest``, an id or a tag)."""
+    cron: Mapped[str] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(64))
+    input: Mapped[dict[str, Any]]
+    description: Mapped[str | None] = mapped_column(Text)
+    enabled: Mapped[bool] = mapped_column(Boolean)
+    created_by_key: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    next_run_at: Mapped[datetime | None]
+    last_run_at: Mapped[datetime | None]
+    """The tick of the latest run."""
+    last_execution_id: Mapped[str | None] = mapped_column(String(64))
+    last_error: Mapped[str | None] = mapped_column(Text)
+    """Why the latest tick started no run (``NULL`` when it did)."""
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class ScheduleRun(Base):
+    """One tick a schedule handled: the execution it started, or why it started none. The
+    primary key makes a second run of one tick impossible, whatever the scheduler does."""
+
+    __tablename__ = "schedule_runs"
+
+    schedule_id: Mapped[str] = mapped_column(
+        ForeignKey("schedules.id", ondelete="CASCADE"), primary_key=True
+    )
+    scheduled_for: Mapped[datetime] = mapped_column(primary_key=True)
+    execution_id: Mapped[str | None] = mapped_column(String(64))
+    """An agent (``aex_…``) or workflow (``wfx_…``) execution; ``NULL`` when skipped."""
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,17 +45,26 @@ class InputDefinition:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``count`` more attempts after a failure; the n-th retry waits
-    ``min(backoff_seconds * factor ** (n - 1), max_backoff_seconds)``."""
+    """``count`` more attempts after a failure of a kind in ``on`` (the YAML's ``retry_on``:
+    ``failed``, ``timeout``);
+    the n-th retry waits ``min(backoff_seconds * factor ** (n - 1), max_backoff_seconds)``,
+    all of it (``jitter`` ``none``) or a uniformly random part of it (``full``)."""
 
     count: int = 0
     backoff_seconds: float = 1.0
     factor: float = 2.0
     max_backoff_seconds: float = 300.0
+    jitter: str = "none"
+    on: frozenset[str] = frozenset({"failed", "timeout"})
+
+    def retries(self, *, timed_out: bool) -> bool:
+        """Whether a failed attempt of this kind is retried at all."""
+        return ("timeout" if timed_out else "failed") in self.on
 
     def delay(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (1-based)."""
-        return min(self.backoff_seconds * self.factor ** (retry - 1), self.max_backoff_seconds)
+        nominal = min(self.backoff_seconds * self.factor ** (retry - 1), self.max_backoff_seconds)
+        return random.uniform(0.0, nominal) if self.jitter == "full" else nominal
 
 
 @dataclass(frozen=True)

@@ -325,7 +325,8 @@ class _Execution:
                 await self.end_step(step, "cancelled", error=self.stop_reason or str(exc))
                 return
             except StepFailed as exc:
-                error, retryable = str(exc), exc.retryable
+                error = str(exc)
+                retryable = exc.retryable and step.retry.retries(timed_out=exc.timed_out)
             else:
                 problem = None
                 if output is not params:  # a transform's output is its checked input
@@ -366,7 +367,7 @@ class _Execution:
                 return await runner.run(params, context)
         except TimeoutError:
             if deadline.expired():
-                raise StepFailed(f"timed out after {seconds:g} s") from None
+                raise StepFailed(f"timed out after {seconds:g} s", timed_out=True) from None
             raise StepFailed("TimeoutError") from None
         except (StepFailed, StepCancelled):
             raise

@@ -89,7 +89,9 @@ REQUIRED_STEP_KEYS: dict[str, tuple[str, ...]] = {
     "transform": ("value",),
     "wait": (),
 }
-RETRY_KEYS = ("count", "backoff", "factor", "max_backoff")
+RETRY_KEYS = ("count", "backoff", "factor", "max_backoff", "jitter", "retry_on")
+RETRY_ON = ("failed", "timeout")
+JITTERS = ("none", "full")
 
 
 def parse_workflow(text: str) -> WorkflowDefinition:
@@ -511,9 +513,33 @@ class _WorkflowReader:
         max_backoff: float | None = policy.max_backoff_seconds
         if "max_backoff" in fields:
             max_backoff = self.duration(fields["max_backoff"], "max_backoff", 3600.0)
+        jitter = "none"
+        if "jitter" in fields:
+            value = (
+                scalar_value(fields["jitter"]) if isinstance(fields["jitter"], ScalarNode) else None
+            )
+            if value in JITTERS:
+                jitter = str(value)
+            else:
+                self.issues.add(fields["jitter"], "jitter must be 'none' or 'full'")
+        on = frozenset(RETRY_ON)
+        if "retry_on" in fields:
+            on = self.retry_on(fields["retry_on"])
         if backoff is None or factor is None or max_backoff is None:
             return policy  # reported
-        return RetryPolicy(policy.count, backoff, factor, max_backoff)
+        return RetryPolicy(policy.count, backoff, factor, max_backoff, jitter, on)
+
+    def retry_on(self, node: Node) -> frozenset[str]:
+        """The failure kinds a step's ``retries.retry_on`` lists (a non-empty list of ``failed``,
+        ``timeout``)."""
+        items = node.value if isinstance(node, SequenceNode) else None
+        values = [
+            scalar_value(item) if isinstance(item, ScalarNode) else None for item in items or []
+        ]
+        if not values or any(value not in RETRY_ON for value in values):
+            self.issues.add(node, "retry_on must be a non-empty list of 'failed' and 'timeout'")
+            return frozenset(RETRY_ON)
+        return frozenset(str(value) for value in values)
 
     def retry_count(self, node: Node) -> int:
         value = scalar_value(node) if isinstance(node, ScalarNode) else None

@@ -34,9 +34,11 @@ class StepFailed(Exception):
     """The attempt failed; the message becomes the step's error. A non-retryable failure
     (an input the step can never accept) ends the step without further attempts."""
 
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
+    def __init__(self, message: str, *, retryable: bool = True, timed_out: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.timed_out = timed_out
+        """The attempt ran past the step's ``timeout`` (retried only when ``on`` says so)."""
 
 
 class StepCancelled(Exception):

@@ -103,7 +103,9 @@ def test_an_execution_left_by_a_lost_worker_resumes_from_its_journal(
         row = second.server.database.read_sync(
             lambda session: session.get(WorkflowExecution, run.execution_id)
         )
-        assert row is not None and row.attempt >= 3
+        # the first server's attempt was handed back with the execution when it stopped (an
+        # attempt that did not end costs none); the lost worker's claim was 1, the resume 2
+        assert row is not None and row.attempt == 2
 
 
 def test_a_killed_agents_worker_leaves_a_workflow_that_another_finishes(

@@ -184,7 +184,8 @@ def bench_listing(args: argparse.Namespace, tmp: Path) -> Report:
                     say(f"  case {case.name}: {case.describe()}")
                     row, plan = _measure(case, client, database, principal, slug, args)
                     report.figures[case.name] = row
-                    plans += [f"  case {case.name}:", *plan]
+                    if plan:
+                        plans += [f"  case {case.name}:", *plan]
                     p50 = row["http_p50_ms"]
                     target = f"<= {LIST_P50_TARGET_MS:.0f} ms"
                     report.verdicts += [

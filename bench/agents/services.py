@@ -1,12 +1,14 @@
 """The service under test, as real processes: ``agents-server`` (``python -m
-handlers.agents.server``) on a free loopback port, ``agents-worker`` processes, keys issued by
-``agents-admin``, and a temporary PostgreSQL database (``bench_agents_<random>``) dropped at
-the end."""
+handlers.agents.server``) on a free loopback port, ``agents-worker`` processes (which can be
+paused and released together), keys issued by ``agents-admin``, and a temporary PostgreSQL
+database (``bench_agents_<random>``) dropped at the end."""
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,14 +23,20 @@ from psycopg import sql
 
 from bench.ratelimit.servers import REPO_ROOT, BenchError, Endpoints, ServerProcess, free_port
 from generated.agents.client import ServiceClient
+from handlers.agents.settings import Settings
 
 __all__ = [
     "POSTGRES",
     "AgentsService",
     "BenchError",
+    "ServerProcess",
+    "pause",
     "postgres_unreachable_reason",
+    "psycopg_url",
+    "resume",
     "running_service",
     "running_workers",
+    "server_processes_variable",
     "service_env",
     "temporary_database",
     "worker_fleet",
@@ -63,6 +71,35 @@ def temporary_database() -> Iterator[str]:
             connection.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def psycopg_url(database_url: str) -> str:
+    """The libpq URL of a ``postgresql+psycopg://`` SQLAlchemy URL."""
+    return re.sub(r"^postgresql\+psycopg://", "postgresql://", database_url)
+
+
+SERVER_PROCESSES = re.compile(
+    r"^AGENTS_((SERVER|HTTP|API|UVICORN)_)?(PROCESSES|WORKERS)$|^AGENTS_WEB_CONCURRENCY$"
+)
+"""The names a setting of how many processes ``agents-server`` serves with would have
+(``AGENTS_WORKER_CONCURRENCY``, executions per worker, is not one)."""
+
+
+def server_processes_variable() -> str | None:
+    """The variable of ``handlers/agents/settings.py`` (as this run imported it) that sets how
+    many processes ``agents-server`` serves with, or ``None`` when it has none."""
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        if isinstance(alias, str):
+            names = [alias]
+        elif alias is None:
+            names = [f"AGENTS_{name.upper()}"]
+        else:
+            names = [choice for choice in getattr(alias, "choices", []) if isinstance(choice, str)]
+        for variable in names:
+            if SERVER_PROCESSES.match(variable):
+                return variable
+    return None
 
 
 def service_env(data_dir: Path, database_url: str | None, **settings: str) -> dict[str, str]:
@@ -135,14 +172,29 @@ def running_service(env: Mapping[str, str], log_dir: Path) -> Iterator[AgentsSer
             server.start()
             service = AgentsService(server, api_key, server_env)
             with service.client() as client:
-                client.agents.list(limit=1)  # authenticated, database open
-            yield service
+                try:
+                    client.agents.list(limit=1)  # authenticated, database open
+                except Exception as error:
+                    raise BenchError(
+                        f"agents-server does not answer GET /agents: {error!r}\n"
+                        f"    its output:\n{server.output()}"
+                    ) from error
+            try:
+                yield service
+            except BenchError:
+                raise
+            except Exception as error:  # a 500 and the like: the server's traceback says why
+                raise BenchError(
+                    f"{error!r}\n    agents-server's output (the end):\n{server.output()[-4000:]}"
+                ) from error
         finally:
             server.stop()
 
 
 @contextmanager
-def running_workers(env: Mapping[str, str], count: int, log_dir: Path) -> Iterator[None]:
+def running_workers(
+    env: Mapping[str, str], count: int, log_dir: Path
+) -> Iterator[list[ServerProcess]]:
     """``count`` ``agents-worker`` processes, each ready (its startup line logged)."""
     worker_env = {**env, "LOG_LEVEL": "INFO"}
     command = [sys.executable, "-m", "handlers.agents.worker"]
@@ -162,7 +214,21 @@ def running_workers(env: Mapping[str, str], count: int, log_dir: Path) -> Iterat
                 if not worker.alive() or time.monotonic() > deadline:
                     raise BenchError(f"{worker.name} did not start:\n{worker.output()}")
                 time.sleep(0.1)
-        yield
+        yield workers
+
+
+def pause(processes: list[ServerProcess]) -> None:
+    """Stop ``processes`` (SIGSTOP): they run nothing until :func:`resume`."""
+    for process in processes:
+        if process.pid is not None:
+            os.kill(process.pid, signal.SIGSTOP)
+
+
+def resume(processes: list[ServerProcess]) -> None:
+    """Let paused ``processes`` go on (SIGCONT), all at once."""
+    for process in processes:
+        if process.pid is not None:
+            os.kill(process.pid, signal.SIGCONT)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from generated.agents import models
 from generated.agents.client import ServiceClient, ServiceValidationError
+from handlers.agents.execution.leases import ACTIVE, CANDIDATES_SQL, QUEUED
 from handlers.agents.storage.schema import PRIORITY_STEP_SECONDS, Execution, queue_rank
 from tests.agents.queue_support import execution, poll, status_of
 from tests.agents.run_support import TERMINAL, new_agent, tuned_server, wait_for, worker_processes
@@ -198,3 +199,12 @@ def test_a_worker_process_takes_the_queue_by_priority(
 def _workflow_execution(client: ServiceClient, execution_id: str) -> Any:
     answer = client.workflows.executions.get(execution_id)
     return getattr(answer, "root", answer)
+
+
+def test_the_claim_query_names_the_queued_and_active_statuses_of_the_code() -> None:
+    # the claim's candidates are plain SQL (built once): its status lists must be the code's
+    sql = str(CANDIDATES_SQL)
+    queued = ", ".join(f"'{status}'" for status in QUEUED)
+    active = ", ".join(f"'{status}'" for status in ACTIVE)
+    assert sql.count(f"status IN ({queued})") == 2
+    assert f"status IN ({active})" in sql

@@ -282,8 +282,8 @@ class ExecutionJob:
         now = utc_now()
 
         def work(session: Session) -> None:
-            record_attempt(session, lease, kind, error, outcome.started_at, now)
             retry_later(session, lease, now + timedelta(seconds=delay), error)
+            record_attempt(session, lease, kind, error, outcome.started_at, now)
 
         try:
             await self.database.write(work)

@@ -23,8 +23,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Update, func, or_, select, text, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import (
+    CursorResult,
+    Update,
+    bindparam,
+    func,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.orm import Session
 
 from generated.agents.models import CancelOutcome
 from handlers.agents.domain.execution_records import QUEUE_CHANNEL, notify_queued
@@ -34,6 +42,7 @@ from handlers.agents.storage.schema import (
     Execution,
     ExecutionAttempt,
     LeasedRun,
+    UtcDateTime,
     WorkflowExecution,
     utc_now,
 )
@@ -146,56 +155,80 @@ def cancel(session: Session, execution: LeasedRun) -> CancelOutcome:
     return CancelOutcome.already_terminal
 
 
-def claim(session: Session, execution_id: str, worker_id: str) -> Lease | None:
-    """Start ``execution_id`` for ``worker_id`` if it is still queued; ``None`` otherwise."""
+def claim(
+    session: Session, execution_id: str, worker_id: str, *, skip_locked: bool = False
+) -> Lease | None:
+    """Start ``execution_id`` for ``worker_id`` if it is still queued; ``None`` otherwise. With
+    ``skip_locked``, also ``None`` (at once, without waiting) when another worker holds its row
+    (PostgreSQL): one statement locks, checks and claims it."""
     now = utc_now()
     table = execution_table(execution_id)
-    claimed = _count(
-        session,
+    target: Any = execution_id
+    if skip_locked:
+        target = (
+            select(table.id)
+            .where(table.id == execution_id, table.status.in_(QUEUED))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+    attempt = session.scalar(
         update(table)
-        .where(table.id == execution_id, table.status.in_(QUEUED))
+        .where(table.id == target, table.status.in_(QUEUED))
         .values(
             status="running",
             worker_id=worker_id,
             heartbeat_at=now,
             started_at=now,
             attempt=table.attempt + 1,
-        ),
+        )
+        .returning(table.attempt)
     )
-    if not claimed:
-        return None
-    attempt = session.scalar(select(table.attempt).where(table.id == execution_id))
-    return Lease(execution_id, worker_id, int(attempt or 1))
+    return None if attempt is None else Lease(execution_id, worker_id, int(attempt))
 
 
 CANDIDATES = 16
-"""Queued rows a claim looks at, per table, before taking one."""
+"""Queued rows a claim looks at (of both tables together) before taking one."""
 
 
-def _candidates(session: Session, table: ExecutionTable, now: datetime) -> list[tuple[int, str]]:
-    """The first queued rows of ``table`` by rank that may start now (not waiting for a retry's
-    backoff, not over their concurrency limit as last committed): (rank, id) pairs. Not locked:
-    :func:`claim_next` locks them one at a time, so a claim holds only the row it takes and
-    workers claiming together take consecutive rows (the queue's order holds)."""
-    query = select(table.queue_rank, table.id).where(
-        table.status.in_(QUEUED), or_(table.not_before.is_(None), table.not_before <= now)
-    )
-    if table is Execution:
-        running = aliased(Execution)
-        busy = (
-            select(func.count())
-            .select_from(running)
-            .where(
-                running.concurrency_key == Execution.concurrency_key,
-                running.status.in_(ACTIVE),
-            )
-            .scalar_subquery()
-        )
-        query = query.where(
-            or_(Execution.concurrency_key.is_(None), busy < Execution.concurrency_limit)
-        )
-    rows = session.execute(query.order_by(table.queue_rank, table.id).limit(CANDIDATES)).all()
-    return [(int(rank), str(execution_id)) for rank, execution_id in rows]
+CANDIDATES_SQL = text(
+    f"""
+SELECT rank, id, group_key, group_limit FROM (
+  SELECT * FROM (
+    SELECT e.queue_rank AS rank, e.id AS id, e.concurrency_key AS group_key,
+           e.concurrency_limit AS group_limit
+    FROM executions e
+    WHERE e.status IN ('created', 'pending')
+      AND (e.not_before IS NULL OR e.not_before <= :now)
+      AND (e.concurrency_key IS NULL OR e.concurrency_limit > (
+        SELECT count(*) FROM executions r
+        WHERE r.concurrency_key = e.concurrency_key
+          AND r.status IN ('running', 'waiting', 'finalizing')))
+    ORDER BY e.queue_rank, e.id LIMIT {CANDIDATES}) agent_rows
+  UNION ALL
+  SELECT * FROM (
+    SELECT w.queue_rank AS rank, w.id AS id, CAST(NULL AS VARCHAR(300)) AS group_key,
+           CAST(NULL AS INTEGER) AS group_limit
+    FROM workflow_executions w
+    WHERE w.status IN ('created', 'pending')
+      AND (w.not_before IS NULL OR w.not_before <= :now)
+    ORDER BY w.queue_rank, w.id LIMIT {CANDIDATES}) workflow_rows
+) queued
+ORDER BY rank, id LIMIT {CANDIDATES}
+"""
+).bindparams(bindparam("now", type_=UtcDateTime()))
+"""The candidates of a claim. Plain SQL on purpose: it runs before every execution a worker
+takes, and building the equivalent SQLAlchemy statement (and its cache key) each time cost
+several milliseconds of the worker's CPU. Its statuses are ``QUEUED`` and ``ACTIVE``."""
+
+
+def _candidates(session: Session, now: datetime) -> list[tuple[int, str, str | None, int | None]]:
+    """The first queued rows of both tables by rank that may start now (not waiting for a
+    retry's backoff, not over their concurrency limit as last committed), in one statement:
+    (rank, id, concurrency group, limit). Not locked: :func:`claim_next` locks them one at a
+    time, so a claim holds only the row it takes and workers claiming together take
+    consecutive rows (the queue's order holds)."""
+    rows = session.execute(CANDIDATES_SQL, {"now": now}).all()
+    return [(int(rank), str(id_), key, limit) for rank, id_, key, limit in rows]
 
 
 def _lock_queued(session: Session, execution_id: str) -> bool:
@@ -211,18 +244,10 @@ def _lock_queued(session: Session, execution_id: str) -> bool:
     )
 
 
-def _within_limit(session: Session, execution_id: str) -> bool:
-    """Whether the agent execution may start under its concurrency limit, checked under a
-    per-key lock (PostgreSQL: a transaction advisory lock, so two workers never both take the
+def _within_limit(session: Session, key: str, limit: int) -> bool:
+    """Whether one more execution of concurrency group ``key`` may start, checked under a
+    per-group lock (PostgreSQL: a transaction advisory lock, so two workers never both take the
     last slot; SQLite write transactions are exclusive already)."""
-    row = session.execute(
-        select(Execution.concurrency_key, Execution.concurrency_limit).where(
-            Execution.id == execution_id
-        )
-    ).first()
-    key, limit = (None, None) if row is None else row
-    if key is None or limit is None:
-        return True
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
     running = session.scalar(
@@ -236,17 +261,15 @@ def _within_limit(session: Session, execution_id: str) -> bool:
 def claim_next(session: Session, worker_id: str) -> Lease | None:
     """Claim the queued execution, agent or workflow, of the smallest rank (priority and
     submission order, see :func:`~handlers.agents.storage.schema.queue_rank`) that may start
-    now, if any."""
-    now = utc_now()
-    candidates = sorted(
-        [*_candidates(session, Execution, now), *_candidates(session, WorkflowExecution, now)]
-    )
-    for _, execution_id in candidates:
-        if not _lock_queued(session, execution_id):
+    now, if any. A row without a concurrency group is locked and claimed in one statement;
+    one with a group is locked, its group checked, then claimed."""
+    for _, execution_id, key, limit in _candidates(session, utc_now()):
+        if key is None or limit is None:
+            lease = claim(session, execution_id, worker_id, skip_locked=True)
+        elif _lock_queued(session, execution_id) and _within_limit(session, key, limit):
+            lease = claim(session, execution_id, worker_id)
+        else:
             continue
-        if execution_table(execution_id) is Execution and not _within_limit(session, execution_id):
-            continue
-        lease = claim(session, execution_id, worker_id)
         if lease is not None:
             return lease
     return None
@@ -295,10 +318,11 @@ def record_attempt(
     ended_at: datetime,
 ) -> None:
     """Keep the finished attempt ``lease.attempt`` of an agent execution (``include=attempts``;
-    workflow executions keep none)."""
+    workflow executions keep none). Call it after the write that proves the lease is held
+    (a lost worker's late record would collide with the reaper's)."""
     if execution_table(lease.execution_id) is not Execution:
         return
-    session.merge(
+    session.add(
         ExecutionAttempt(
             execution_id=lease.execution_id,
             number=lease.attempt,

@@ -194,6 +194,18 @@ def _read_snapshot(session: Session, execution_id: str) -> _Snapshot:
     )
 
 
+QUICK_STORE_BYTES = 1 << 20
+"""Results this small are stored at once, without the ``finalizing`` status first (one
+transaction less per execution)."""
+
+
+def _slow_to_store(outcome: RunOutcome) -> bool:
+    """Whether storing ``outcome``'s files takes long enough to show ``finalizing``."""
+    size = len(outcome.stdout_tail) + len(outcome.stderr_tail) + len(outcome.issues_md or "")
+    size += sum(len(data) for data in outcome.output_files.values())
+    return size > QUICK_STORE_BYTES or len(outcome.output_files) > 16
+
+
 def _failed(error: str) -> RunOutcome:
     now = datetime.now(UTC)
     return RunOutcome("failed", None, error, now, now, 0.0)
@@ -326,7 +338,8 @@ class ExecutionJob:
 
     async def _store(self, lease: Lease, outcome: RunOutcome) -> None:
         try:
-            await self.database.write(partial(mark_finalizing, lease=lease))
+            if _slow_to_store(outcome):  # shown as finalizing meanwhile
+                await self.database.write(partial(mark_finalizing, lease=lease))
             files = await anyio.to_thread.run_sync(self._put_blobs, lease.execution_id, outcome)
             error = outcome.error[:MAX_ERROR_CHARS] if outcome.error else None
             values = {

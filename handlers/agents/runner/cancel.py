@@ -13,7 +13,8 @@ logger = logging.getLogger(__name__)
 class CancelSignal:
     """A cancellation request, set in-process with ``request()`` or observed through ``poll``.
 
-    ``poll`` (optional) is awaited every ``poll_interval`` seconds while someone waits; returning
+    ``poll`` (optional) is awaited every ``poll_interval`` seconds while someone waits (the
+    first time one interval after the wait begins); returning
     True counts as a request (workers use it to watch a cancel flag in the database). A failing
     poll is logged and retried at the next interval. ``request()`` must be called from the event
     loop's thread (use ``loop.call_soon_threadsafe`` from others).
@@ -45,12 +46,11 @@ class CancelSignal:
         if self._poll is None:
             await self._event.wait()
             return
-        while not self._event.is_set():
-            await self._check_poll()
-            if self._event.is_set():
-                return
-            with contextlib.suppress(TimeoutError):
+        while not self._event.is_set():  # the first poll after one interval: nothing to see
+            with contextlib.suppress(TimeoutError):  # sooner for a run that has just begun
                 await asyncio.wait_for(self._event.wait(), timeout=self._poll_interval)
+            if not self._event.is_set():
+                await self._check_poll()
 
     async def _check_poll(self) -> None:
         assert self._poll is not None

@@ -87,6 +87,52 @@ def test_agents_server_entry_point_announces_its_url_and_serves(tmp_path: Path) 
             process.stderr.close()
 
 
+def test_several_server_processes_share_one_port_and_stop_together(
+    postgres_storage: Storage,
+) -> None:
+    env = {
+        **os.environ,
+        "AGENTS_PORT": "0",
+        "AGENTS_DATA_DIR": str(postgres_storage.data_dir),
+        "AGENTS_DATABASE_URL": postgres_storage.database_url,
+        "AGENTS_SERVER_PROCESSES": "2",
+        "AGENTS_EMBEDDED_WORKER": "false",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handlers.agents.server"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 60
+        urls: list[str] = []
+        children: list[int] = []
+        while (len(urls) < 2 or not children) and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line:
+                break
+            if "agents-server listening on " in line:
+                urls.append(line.split("listening on ", 1)[1].split()[0])
+            found = re.search(r"agents-server: 2 processes \(pids ([0-9, ]+)\)", line)
+            if found:
+                children = [int(pid) for pid in found.group(1).split(", ")]
+        # both processes announce the one URL the parent bound
+        assert len(urls) == 2 and len(set(urls)) == 1 and len(children) == 2, (urls, children)
+        url = urls[0]
+        answers = {httpx.get(url + "/api/v1/agents", timeout=10).status_code for _ in range(20)}
+        assert answers == {401}
+    finally:
+        process.terminate()
+        assert process.wait(timeout=30) == 0
+        if process.stderr is not None:
+            process.stderr.close()
+    for pid in children:  # the parent passed SIGTERM on and waited for both
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
 def test_settings_from_the_environment() -> None:
     settings = Settings.from_env({})
     assert (settings.host, settings.port, settings.log_level) == ("127.0.0.1", 8090, "INFO")

@@ -171,8 +171,8 @@ class _Group:
     ``template``."""
 
     template: str | None
-    key: str | None
-    limit: int | None
+    computed: tuple[str, int] | None
+    """The group and its limit (``concurrency_group``), ``None`` without one."""
 
 
 class _GroupNeeded(Exception):
@@ -345,16 +345,17 @@ class AgentRuns:
         its concurrency group (``group``, computed for this very manifest: see
         :meth:`_write_grouped`)."""
         key = _group_template(agent.config)
-        if key is not None and (group is None or group.template != key):
+        if key is None:  # no expression to evaluate: the agent's one group, or none
+            computed = concurrency_group(agent.id, agent.config, input_json, ("body",))
+        elif group is not None and group.template == key:
+            computed = group.computed
+        else:
             raise _GroupNeeded(agent.id, agent.config)
         execution = create_execution_row(
             session, self.blobs, agent, input_json, status, principal.key_id, priority
         )
-        if group is not None and group.template == key and group.key is not None:
-            execution.concurrency_key, execution.concurrency_limit = group.key, group.limit
-        elif isinstance(agent.config.get("concurrency"), dict):  # one group for the agent
-            execution.concurrency_key = f"{agent.id}:"
-            execution.concurrency_limit = int(agent.config["concurrency"]["limit"])
+        if computed is not None:
+            execution.concurrency_key, execution.concurrency_limit = computed
         return execution
 
     async def _write_grouped(
@@ -373,6 +374,5 @@ class AgentRuns:
                 computed = await anyio.to_thread.run_sync(
                     partial(concurrency_group, needed.agent_id, config, input_json or {}, field)
                 )
-                key, limit = computed if computed is not None else (None, None)
-                group = _Group(_group_template(config), key, limit)
+                group = _Group(_group_template(config), computed)
         raise HttpError(409, "The agent's manifest kept changing: try again")

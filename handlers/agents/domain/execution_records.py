@@ -39,7 +39,7 @@ QUEUE_CHANNEL = "agents_queue"
 
 def notify_queued(session: Session) -> None:
     """Wake the workers of every process when this transaction commits: it queued executions.
-    For the queueing transactions without an engine to dispatch through (the engine's
+    For the queueing transactions without a dispatcher at hand (the engine's
     dispatcher notifies for the others, outside their transactions); workers also look on
     their own every second, so a missed notice only delays. PostgreSQL folds the notices of one
     transaction into one."""

@@ -11,8 +11,9 @@
   which every process's :class:`PostgresListener` relays. The notices of a busy server are
   coalesced (:class:`QueueNotifier`: at most one per ``NOTIFY_COALESCE_SECONDS``, sent outside
   the submitting transactions, which PostgreSQL would otherwise serialize on its notification
-  queue's lock at commit). The rare queueing transactions without an engine at hand (the
-  reaper's retries, a stopping worker giving an execution back) notify in the transaction. A
+  queue's lock at commit). The reaper dispatches its retries the same way; the one queueing
+  transaction without a dispatcher at hand (a stopping worker giving an execution back)
+  notifies in the transaction. A
   lost notice costs at most ``QUEUE_POLL_SECONDS``: pools also look on their own.
 * **Completion notices.** :class:`CompletionNotices` holds an ``asyncio.Event`` per awaited
   execution; whatever ends an execution in this process sets it. On PostgreSQL, the

@@ -400,8 +400,6 @@ def reap_stale(
             _end_children(session, execution.id, execution.status, execution.error, now)
         announce(session, execution.id)
         reaped.ended.append(execution.id)
-    if reaped.retried:
-        notify_queued(session)
     return reaped
 
 

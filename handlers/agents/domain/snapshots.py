@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, literal_column, select
 from sqlalchemy.orm import Session
 
 from handlers.agents.storage.blobs import BlobStore
-from handlers.agents.storage.schema import Agent, AgentFile
+from handlers.agents.storage.schema import Agent, AgentFile, Execution, ExecutionFile
 
 __all__ = [
     "INPUT",
@@ -35,11 +37,13 @@ __all__ = [
     "ISSUES_NAME",
     "LOG",
     "OUTPUT",
+    "RunSnapshot",
     "TRACE",
     "TRACE_NAME",
     "WORKSPACE",
     "WORKSPACE_NAME",
     "current_workspace",
+    "read_run_snapshot",
     "read_workspace_manifest",
     "refresh_workspace",
     "workspace_manifest",
@@ -93,3 +97,59 @@ def current_workspace(session: Session, blobs: BlobStore, agent: Agent) -> tuple
     if agent.workspace_sha256 is not None and agent.workspace_bytes is not None:
         return agent.workspace_sha256, agent.workspace_bytes
     return refresh_workspace(session, blobs, agent)
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """What an agent execution runs from: its manifest as it was at creation (``config``), its
+    input, the hash of its workspace snapshot blob and its input files (name -> blob hash)."""
+
+    config: dict[str, Any]
+    input_json: object
+    workspace_manifest: str
+    input_files: dict[str, str]
+
+
+_FILES = cast(Table, ExecutionFile.__table__)
+_SNAPSHOT_FILES = select(_FILES.c.kind, _FILES.c.name, _FILES.c.blob_sha256).where(
+    _FILES.c.execution_id == bindparam("execution_id", type_=_FILES.c.execution_id.type),
+    _FILES.c.kind.in_([literal_column(f"'{kind}'") for kind in (INPUT, WORKSPACE)]),
+)
+_EXECUTIONS = cast(Table, Execution.__table__)
+_CONFIG_AND_INPUT = select(_EXECUTIONS.c.config_snapshot, _EXECUTIONS.c.input).where(
+    _EXECUTIONS.c.id == bindparam("execution_id", type_=_EXECUTIONS.c.id.type)
+)
+
+
+def read_run_snapshot(
+    session: Session,
+    execution_id: str,
+    config: dict[str, Any] | None = None,
+    input_json: object = None,
+    *,
+    known: bool = True,
+) -> RunSnapshot:
+    """The snapshot of agent execution ``execution_id``; ``config`` and ``input_json`` as its
+    row has them when the caller read the row already (``known``), else read here. Raises
+    LookupError when the execution or its workspace snapshot does not exist."""
+    connection = session.connection()
+    if not known:
+        row = connection.execute(_CONFIG_AND_INPUT, {"execution_id": execution_id}).first()
+        if row is None:
+            raise LookupError(f"execution {execution_id} does not exist")
+        config, input_json = row[0], row[1]
+    manifest = None
+    inputs: dict[str, str] = {}
+    for kind, name, digest in connection.execute(_SNAPSHOT_FILES, {"execution_id": execution_id}):
+        if kind == INPUT:
+            inputs[name] = digest
+        elif name == WORKSPACE_NAME:
+            manifest = digest
+    if manifest is None:
+        raise LookupError("the execution has no workspace snapshot")
+    return RunSnapshot(
+        config=dict(config or {}),
+        input_json=input_json if input_json is not None else {},
+        workspace_manifest=manifest,
+        input_files=inputs,
+    )

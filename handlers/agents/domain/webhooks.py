@@ -216,21 +216,25 @@ def _load_event(session: Session, execution_id: str) -> _Event | None:
     return _Event(kind, type_, row.target_id, row.target_slug, data)
 
 
+_LIVE_SUBSCRIPTIONS = (
+    select(
+        WebhookSubscription.id,
+        WebhookSubscription.key_id,
+        WebhookSubscription.events,
+        WebhookSubscription.agent_ids,
+        WebhookSubscription.workflow_ids,
+        ApiKey.scope_all,
+    )
+    .join(ApiKey, ApiKey.id == WebhookSubscription.key_id)
+    .where(ApiKey.revoked_at.is_(None))
+)
+"""Built once: it runs in the ending transaction of every execution."""
+
+
 def record_events(session: Session, execution_id: str) -> int:
     """Record the deliveries of the terminal execution ``execution_id`` in the caller's
     transaction; returns how many. Cheap when nothing subscribes (one query)."""
-    subscriptions = session.execute(
-        select(
-            WebhookSubscription.id,
-            WebhookSubscription.key_id,
-            WebhookSubscription.events,
-            WebhookSubscription.agent_ids,
-            WebhookSubscription.workflow_ids,
-            ApiKey.scope_all,
-        )
-        .join(ApiKey, ApiKey.id == WebhookSubscription.key_id)
-        .where(ApiKey.revoked_at.is_(None))
-    ).all()
+    subscriptions = session.execute(_LIVE_SUBSCRIPTIONS).all()
     if not subscriptions:
         return 0
     event = _load_event(session, execution_id)

@@ -29,21 +29,18 @@ from functools import partial
 from typing import Any
 
 import anyio
-from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from handlers.agents.domain.run_policy import retry_delay
 from handlers.agents.domain.snapshots import (
-    INPUT,
     ISSUES,
     ISSUES_NAME,
     LOG,
     OUTPUT,
     TRACE,
     TRACE_NAME,
-    WORKSPACE,
-    WORKSPACE_NAME,
+    read_run_snapshot,
     read_workspace_manifest,
 )
 from handlers.agents.execution.leases import (
@@ -53,6 +50,7 @@ from handlers.agents.execution.leases import (
     finish,
     mark_finalizing,
     record_attempt,
+    record_files,
     release,
     renew,
     retry_later,
@@ -70,7 +68,7 @@ from handlers.agents.runner import (
 from handlers.agents.settings import Settings
 from handlers.agents.storage.blobs import BlobNotFound, BlobStore
 from handlers.agents.storage.database import Database
-from handlers.agents.storage.schema import Execution, ExecutionFile, utc_now
+from handlers.agents.storage.schema import utc_now
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -87,15 +85,6 @@ sandbox_log = logging.getLogger("agents.sandbox")
 
 MAX_ERROR_CHARS = 10000
 MAX_FILE_NAME_CHARS = 255
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    config: dict[str, Any]
-    input_json: object
-    workspace_manifest: str
-    """Blob hash of the workspace snapshot document."""
-    input_files: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -168,29 +157,6 @@ def run_limits(settings: Settings) -> RunLimits:
         max_processes=settings.run_max_processes,
         max_file_bytes=settings.run_max_file_bytes,
         max_open_files=settings.run_max_open_files,
-    )
-
-
-def _read_snapshot(session: Session, execution_id: str) -> _Snapshot:
-    execution = session.get(Execution, execution_id)
-    if execution is None:
-        raise LookupError(f"execution {execution_id} does not exist")
-    rows = session.scalars(
-        select(ExecutionFile).where(
-            ExecutionFile.execution_id == execution_id,
-            ExecutionFile.kind.in_((INPUT, WORKSPACE)),
-        )
-    ).all()
-    manifests = [
-        row.blob_sha256 for row in rows if (row.kind, row.name) == (WORKSPACE, WORKSPACE_NAME)
-    ]
-    if not manifests:
-        raise LookupError("the execution has no workspace snapshot")
-    return _Snapshot(
-        config=dict(execution.config_snapshot or {}),
-        input_json=execution.input if execution.input is not None else {},
-        workspace_manifest=manifests[0],
-        input_files={row.name: row.blob_sha256 for row in rows if row.kind == INPUT},
     )
 
 
@@ -307,9 +273,11 @@ class ExecutionJob:
         return True
 
     async def _spec(self, lease: Lease) -> tuple[RunSpec, dict[str, Any]]:
-        snapshot = await self.database.read(
-            partial(_read_snapshot, execution_id=lease.execution_id)
-        )
+        snapshot = lease.snapshot
+        if snapshot is None:  # a workflow's agent step, or a claim that could not read it
+            snapshot = await self.database.read(
+                partial(read_run_snapshot, execution_id=lease.execution_id, known=False)
+            )
 
         def load() -> tuple[dict[str, bytes], dict[str, bytes]]:
             manifest = read_workspace_manifest(self.blobs.get(snapshot.workspace_manifest))
@@ -356,18 +324,21 @@ class ExecutionJob:
                 now = utc_now()
                 kind = "timeout" if outcome.timed_out else outcome.status
                 record_attempt(session, lease, kind, error, outcome.started_at, now)
-                for file in files:
-                    session.add(
-                        ExecutionFile(
-                            execution_id=lease.execution_id,
-                            kind=file.kind,
-                            name=file.name,
-                            blob_sha256=file.digest,
-                            size_bytes=file.size,
-                            content_type=file.content_type,
-                            created_at=now,
-                        )
-                    )
+                record_files(
+                    session,
+                    [
+                        {
+                            "execution_id": lease.execution_id,
+                            "kind": file.kind,
+                            "name": file.name,
+                            "blob_sha256": file.digest,
+                            "size_bytes": file.size,
+                            "content_type": file.content_type,
+                            "created_at": now,
+                        }
+                        for file in files
+                    ],
+                )
 
             await self.database.write(work)
         except LeaseLost:

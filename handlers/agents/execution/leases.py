@@ -18,16 +18,21 @@ reaper look at both tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
+    ColumnElement,
     CursorResult,
+    Insert,
+    Table,
     Update,
     bindparam,
     func,
+    insert,
+    literal_column,
     select,
     text,
     update,
@@ -37,10 +42,12 @@ from sqlalchemy.orm import Session
 from generated.agents.models import CancelOutcome
 from handlers.agents.domain.execution_records import QUEUE_CHANNEL, notify_queued
 from handlers.agents.domain.run_policy import retry_delay
+from handlers.agents.domain.snapshots import RunSnapshot, read_run_snapshot
 from handlers.agents.domain.webhooks import record_events
 from handlers.agents.storage.schema import (
     Execution,
     ExecutionAttempt,
+    ExecutionFile,
     LeasedRun,
     UtcDateTime,
     WorkflowExecution,
@@ -67,6 +74,7 @@ __all__ = [
     "record_attempt",
     "retry_later",
     "mark_finalizing",
+    "record_files",
     "release",
     "renew",
     "reap_stale",
@@ -89,11 +97,13 @@ class LeaseLost(RuntimeError):
 
 @dataclass(frozen=True)
 class Lease:
-    """A worker's hold on one running execution."""
+    """A worker's hold on one running execution; ``snapshot``, what the run starts from,
+    read in the claiming transaction (agent executions claimed from the queue)."""
 
     execution_id: str
     worker_id: str
     attempt: int
+    snapshot: RunSnapshot | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -106,6 +116,14 @@ class Reaped:
 
 ExecutionTable = type[Execution] | type[WorkflowExecution]
 
+# The statements of a worker's every execution (claim, lease writes, end) are built once, on
+# the tables themselves (Core): building an ORM statement and its cache key, and the ORM's
+# bulk-update bookkeeping, cost a worker several milliseconds of CPU per execution.
+_AGENT_TABLE = cast(Table, Execution.__table__)
+_WORKFLOW_TABLE = cast(Table, WorkflowExecution.__table__)
+_ATTEMPTS_TABLE = cast(Table, ExecutionAttempt.__table__)
+_FILES_TABLE = cast(Table, ExecutionFile.__table__)
+
 
 def execution_table(execution_id: str) -> ExecutionTable:
     """The table of ``execution_id``: workflow executions' ids start with ``wfx_``."""
@@ -114,8 +132,48 @@ def execution_table(execution_id: str) -> ExecutionTable:
     return Execution
 
 
+def _core_table(execution_id: str) -> Table:
+    return _WORKFLOW_TABLE if execution_id.startswith(WORKFLOW_EXECUTION_PREFIX) else _AGENT_TABLE
+
+
+def _one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[bool]:
+    """``column IN ('a', 'b')`` with the constants written into the SQL (no expanding bind
+    parameter to render per execution); ``values`` are this module's status names."""
+    return column.in_([literal_column(f"'{value}'") for value in values])
+
+
 def _count(session: Session, statement: Update) -> int:
     result = cast("CursorResult[Any]", session.execute(statement))
+    return result.rowcount
+
+
+_HELD_UPDATES: dict[tuple[str, tuple[str, ...]], Update] = {}
+
+
+def _held_update(session: Session, lease: Lease, values: dict[str, Any]) -> int:
+    """``UPDATE … SET values`` of the lease's row while the lease is held: rows changed (0 or
+    1). One statement per table and set of columns, built on first use."""
+    table = _core_table(lease.execution_id)
+    names = tuple(sorted(values))
+    statement = _HELD_UPDATES.get((table.name, names))
+    if statement is None:
+        c = table.c
+        statement = (
+            update(table)
+            .where(
+                c.id == bindparam("lease_id", type_=c.id.type),
+                c.worker_id == bindparam("lease_worker", type_=c.worker_id.type),
+                c.attempt == bindparam("lease_attempt", type_=c.attempt.type),
+                _one_of(c.status, ACTIVE),
+            )
+            .values({name: bindparam(f"set_{name}", type_=c[name].type) for name in names})
+        )
+        _HELD_UPDATES[(table.name, names)] = statement
+    parameters = {f"set_{name}": value for name, value in values.items()}
+    parameters.update(
+        lease_id=lease.execution_id, lease_worker=lease.worker_id, lease_attempt=lease.attempt
+    )
+    result = cast("CursorResult[Any]", session.connection().execute(statement, parameters))
     return result.rowcount
 
 
@@ -155,35 +213,66 @@ def cancel(session: Session, execution: LeasedRun) -> CancelOutcome:
     return CancelOutcome.already_terminal
 
 
+def _claim_statement(table: Table, *, skip_locked: bool) -> Update:
+    c = table.c
+    target: Any = bindparam("claim_id", type_=c.id.type)
+    if skip_locked:
+        target = (
+            select(c.id)
+            .where(c.id == target, _one_of(c.status, QUEUED))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+    now = bindparam("claim_now", type_=c.started_at.type)
+    returning = [c.attempt]
+    if table is _AGENT_TABLE:
+        returning += [c.config_snapshot, c.input]
+    return (
+        update(table)
+        .where(c.id == target, _one_of(c.status, QUEUED))
+        .values(
+            status="running",
+            worker_id=bindparam("claim_worker", type_=c.worker_id.type),
+            heartbeat_at=now,
+            started_at=now,
+            attempt=c.attempt + 1,
+        )
+        .returning(*returning)
+    )
+
+
+_CLAIMS = {
+    (table.name, skip_locked): _claim_statement(table, skip_locked=skip_locked)
+    for table in (_AGENT_TABLE, _WORKFLOW_TABLE)
+    for skip_locked in (False, True)
+}
+
+
 def claim(
     session: Session, execution_id: str, worker_id: str, *, skip_locked: bool = False
 ) -> Lease | None:
     """Start ``execution_id`` for ``worker_id`` if it is still queued; ``None`` otherwise. With
     ``skip_locked``, also ``None`` (at once, without waiting) when another worker holds its row
-    (PostgreSQL): one statement locks, checks and claims it."""
-    now = utc_now()
-    table = execution_table(execution_id)
-    target: Any = execution_id
-    if skip_locked:
-        target = (
-            select(table.id)
-            .where(table.id == execution_id, table.status.in_(QUEUED))
-            .with_for_update(skip_locked=True)
-            .scalar_subquery()
+    (PostgreSQL): one statement locks, checks and claims it. An agent execution's lease
+    carries its snapshot, read in the same transaction."""
+    table = _core_table(execution_id)
+    row = (
+        session.connection()
+        .execute(
+            _CLAIMS[(table.name, skip_locked)],
+            {"claim_id": execution_id, "claim_worker": worker_id, "claim_now": utc_now()},
         )
-    attempt = session.scalar(
-        update(table)
-        .where(table.id == target, table.status.in_(QUEUED))
-        .values(
-            status="running",
-            worker_id=worker_id,
-            heartbeat_at=now,
-            started_at=now,
-            attempt=table.attempt + 1,
-        )
-        .returning(table.attempt)
+        .first()
     )
-    return None if attempt is None else Lease(execution_id, worker_id, int(attempt))
+    if row is None:
+        return None
+    snapshot = None
+    if table is _AGENT_TABLE:
+        try:
+            snapshot = read_run_snapshot(session, execution_id, row[1], row[2])
+        except LookupError:  # the job reads it again and fails the run, saying why
+            snapshot = None
+    return Lease(execution_id, worker_id, int(row[0]), snapshot)
 
 
 CANDIDATES = 16
@@ -277,7 +366,7 @@ def claim_next(session: Session, worker_id: str) -> Lease | None:
 
 def renew(session: Session, lease: Lease) -> bool:
     """Refresh the lease's heartbeat; False when the lease is lost."""
-    return _count(session, _held(lease).values(heartbeat_at=utc_now())) == 1
+    return _held_update(session, lease, {"heartbeat_at": utc_now()}) == 1
 
 
 def cancel_is_requested(session: Session, execution_id: str) -> bool:
@@ -289,7 +378,7 @@ def cancel_is_requested(session: Session, execution_id: str) -> bool:
 
 def mark_finalizing(session: Session, lease: Lease) -> None:
     """The program ended; its results are being stored. Raises LeaseLost."""
-    if _count(session, _held(lease).values(status="finalizing", heartbeat_at=utc_now())) != 1:
+    if _held_update(session, lease, {"status": "finalizing", "heartbeat_at": utc_now()}) != 1:
         raise LeaseLost(lease.execution_id)
 
 
@@ -322,30 +411,41 @@ def record_attempt(
     (a lost worker's late record would collide with the reaper's)."""
     if execution_table(lease.execution_id) is not Execution:
         return
-    session.add(
-        ExecutionAttempt(
-            execution_id=lease.execution_id,
-            number=lease.attempt,
-            worker_id=lease.worker_id,
-            started_at=started_at,
-            ended_at=ended_at,
-            outcome=outcome,
-            error=error,
-        )
+    session.connection().execute(
+        _INSERT_ATTEMPT,
+        {
+            "execution_id": lease.execution_id,
+            "number": lease.attempt,
+            "worker_id": lease.worker_id,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "outcome": outcome,
+            "error": error,
+        },
     )
+
+
+_INSERT_ATTEMPT: Insert = insert(_ATTEMPTS_TABLE)
+_INSERT_FILE: Insert = insert(_FILES_TABLE)
+
+
+def record_files(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert ``execution_files`` rows (each a dict of its columns), in one statement."""
+    if rows:
+        session.connection().execute(_INSERT_FILE, list(rows))
 
 
 def retry_later(session: Session, lease: Lease, not_before: datetime, error: str | None) -> None:
     """Put the execution back in the queue until ``not_before`` (a retry's backoff), its last
     error kept. Raises LeaseLost."""
     values = {"status": "pending", "worker_id": None, "heartbeat_at": None}
-    if _count(session, _held(lease).values(not_before=not_before, error=error, **values)) != 1:
+    if _held_update(session, lease, {"not_before": not_before, "error": error, **values}) != 1:
         raise LeaseLost(lease.execution_id)
 
 
 def finish(session: Session, lease: Lease, values: dict[str, Any]) -> None:
     """Write the execution's end (``values``: status, output, error, …). Raises LeaseLost."""
-    if _count(session, _held(lease).values(heartbeat_at=None, **values)) != 1:
+    if _held_update(session, lease, {"heartbeat_at": None, **values}) != 1:
         raise LeaseLost(lease.execution_id)
     announce(session, lease.execution_id)
 

@@ -69,7 +69,7 @@ class PidNamespace:
         ``grace_seconds`` have passed with any of them alive; return once it is gone.
 
         Processes forked after the SIGTERM went out get none; they end with the namespace."""
-        init = await asyncio.to_thread(_init_of, monitor)
+        init = _init_of(monitor)  # one small /proc file: read here, not in a thread
         if init is None:
             return
         members = await asyncio.to_thread(descendants_of, init)
@@ -85,7 +85,7 @@ class PidNamespace:
     async def kill(self, monitor: int) -> None:
         """SIGKILL the namespace's init (the kernel then kills every process in it) and the
         monitor; return once the init is dead (or after KILL_WAIT_SECONDS)."""
-        init = await asyncio.to_thread(_init_of, monitor)
+        init = _init_of(monitor)
         if init is not None:
             _signal(init, signal.SIGKILL)
         _signal(monitor, signal.SIGKILL)

@@ -8,9 +8,11 @@ import logging
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from handlers.agents.runner.cancel import CancelSignal
 from handlers.agents.runner.egress_proxy import EgressProxy
@@ -28,6 +30,9 @@ from handlers.agents.runner.sandbox import Sandbox
 from handlers.agents.runner.spec import RunOutcome, RunSpec, RunStatus
 
 logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 MAX_STDERR_IN_ERROR = 2000
 """Characters of the stderr tail quoted in the error of a failed run."""
@@ -51,18 +56,18 @@ async def run(
     ended. The directory is always removed; a failure of the run is an outcome, not an
     exception. Cancelling the calling task kills every process of the run."""
     clock = _Clock()
-    try:
+    try:  # one trip to a thread: the directory made and filled
         directory = await asyncio.to_thread(_new_directory, sandbox, work_root, spec)
-    except OSError as exc:  # the work folder cannot be used (WorkRootError), a full disk
+    except (ValueError, OSError) as exc:  # the work folder cannot be used (WorkRootError), a
+        # full disk, an unsafe or conflicting file name, input JSON that cannot be written
         outcome = clock.outcome("failed", None, f"cannot prepare the run: {exc}")
     else:
+        removed = _Removal(directory)
         try:
-            outcome = await _run_in(directory, spec, cancel, clock, sandbox)
+            outcome = await _run_in(directory, spec, cancel, clock, sandbox, removed)
         finally:
-            try:
-                await asyncio.to_thread(remove_run_directory, directory)
-            except OSError as exc:
-                logger.error("cannot remove run directory %s: %s", directory.root, exc)
+            if not removed.done:
+                await asyncio.to_thread(removed.remove)
     logger.info(
         "execution %s %s exit_code=%s duration=%.2fs error=%s",
         spec.execution_id,
@@ -80,9 +85,9 @@ async def _run_in(
     cancel: CancelSignal,
     clock: _Clock,
     sandbox: Sandbox,
+    removed: _Removal,
 ) -> RunOutcome:
     try:
-        await asyncio.to_thread(_fill, directory, spec, sandbox)
         environment = build_environment(spec.execution_id, sandbox.visible(directory), spec.env)
     except (ValueError, OSError) as exc:
         return clock.outcome("failed", None, f"cannot prepare the run: {exc}")
@@ -113,9 +118,8 @@ async def _run_in(
     failure = _start_failure(result)
     if failure is not None:
         return clock.outcome("failed", None, f"cannot start {spec.command[0]!r}: {failure}", result)
-    collected = await asyncio.to_thread(
-        collect_output, directory.output, spec.limits, spec.output_schema
-    )
+    collected = await asyncio.to_thread(removed.after, collect_output, directory.output,
+                                        spec.limits, spec.output_schema)  # fmt: skip
     status, error = _verdict(result, spec)
     if collected.error is not None:
         error = collected.error if error is None else f"{error}; {collected.error}"
@@ -125,13 +129,39 @@ async def _run_in(
     return dataclasses.replace(outcome, timed_out=result.ended_by == "timeout")
 
 
+@dataclass
+class _Removal:
+    """The run directory's removal: at once after the outputs are read (in the same trip to
+    a thread), or by :func:`run` on any other way out."""
+
+    directory: RunDirectory
+    done: bool = False
+
+    def after(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``read(*args, **kwargs)``, then the directory removed."""
+        try:
+            return read(*args, **kwargs)
+        finally:
+            self.remove()
+
+    def remove(self) -> None:
+        self.done = True
+        try:
+            remove_run_directory(self.directory)
+        except OSError as exc:
+            logger.error("cannot remove run directory %s: %s", self.directory.root, exc)
+
+
 def _new_directory(sandbox: Sandbox, work_root: Path | None, spec: RunSpec) -> RunDirectory:
-    return create_run_directory(spec.execution_id, sandbox.work_root(work_root))
-
-
-def _fill(directory: RunDirectory, spec: RunSpec, sandbox: Sandbox) -> None:
-    fill_run_directory(directory, spec.workspace, spec.input_json, spec.input_files)
-    sandbox.prepare(directory)
+    """The run's directory, made and filled (removed again when it cannot be filled)."""
+    directory = create_run_directory(spec.execution_id, sandbox.work_root(work_root))
+    try:
+        fill_run_directory(directory, spec.workspace, spec.input_json, spec.input_files)
+        sandbox.prepare(directory)
+    except BaseException:
+        _Removal(directory).remove()
+        raise
+    return directory
 
 
 def _start_failure(result: ProcessResult) -> str | None:

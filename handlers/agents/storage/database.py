@@ -23,6 +23,7 @@ the function returns, rolled back when it raises.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ from typing import Any, TypeVar
 import anyio
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = ["Database", "normalize_url"]
@@ -73,6 +75,34 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
+IDLE_PING_SECONDS = 1.0
+"""A pooled PostgreSQL connection idle longer than this is pinged before use (and replaced
+when the server closed it: a restart, an idle timeout)."""
+
+
+def _ping_idle_connections(engine: Engine) -> None:
+    """SQLAlchemy's ``pool_pre_ping``, for connections idle over :data:`IDLE_PING_SECONDS`
+    only: a connection handed back a moment ago is not pinged (one round trip less per
+    transaction of a busy worker; a server that went away in that moment fails the
+    transaction, which the pool then discards, as any lost connection)."""
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("idle_since")
+        if idle_since is None or time.monotonic() - idle_since < IDLE_PING_SECONDS:
+            return  # fresh, or just handed back
+        try:
+            alive = engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise DisconnectionError(f"pooled connection lost: {error}") from error
+        if not alive:
+            raise DisconnectionError("pooled connection lost")
+
+
 class Database:
     """An engine and the two kinds of transaction the service runs."""
 
@@ -81,9 +111,8 @@ class Database:
         if self.url.get_backend_name() == "sqlite":
             self.engine = _sqlite_engine(self.url)
         else:
-            self.engine = create_engine(
-                self.url, pool_size=POOL_SIZE, max_overflow=0, pool_pre_ping=True
-            )
+            self.engine = create_engine(self.url, pool_size=POOL_SIZE, max_overflow=0)
+            _ping_idle_connections(self.engine)
         self._disposed = False
         event.listen(self.engine, "checkin", self._close_after_dispose)
         self.write_engine = self.engine.execution_options(**{_IMMEDIATE: True})

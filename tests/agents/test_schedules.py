@@ -13,7 +13,7 @@ import contextlib
 import textwrap
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +31,7 @@ from generated.agents.client import (
     ServiceValidationError,
 )
 from handlers.agents.domain.keys import create_key, revoke_key
+from handlers.agents.domain.schedule_firing import RUNS_RETENTION, prune_schedule_runs
 from handlers.agents.execution.scheduler import Scheduler
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
@@ -586,3 +587,35 @@ def test_a_restarted_server_runs_no_tick_twice_and_missed_ticks_once(
             after = client.schedules.get(created.id)
         assert after.last_run_at == first.replace(year=first.year + 5)
         assert after.next_run_at == first.replace(year=first.year + 6)
+
+
+def test_old_tick_records_are_pruned_and_recent_ones_kept(
+    server: RunningServer, admin: ServiceClient, unique: str, made: list[str]
+) -> None:
+    agent = new_agent(admin, unique)
+    created = schedule(admin, made, agentId=agent, cron="0 0 1 1 *", input=INPUT)
+    database = server.server.database
+    now = datetime.now(UTC)
+    old = now - RUNS_RETENTION - timedelta(days=1)
+    recent = now - RUNS_RETENTION + timedelta(days=1)
+    for tick in (old, recent):
+        database.write_sync(partial(_record_tick, created.id, tick))
+    assert database.write_sync(partial(prune_schedule_runs, now=now)) >= 1
+    assert [tick for tick, _, _ in runs_of(database, created.id)] == [recent]
+
+    # the scheduler loop prunes on its first look, then not again within the hour
+    scheduler = Scheduler(
+        database, BlobStore(server.storage.settings().blob_dir), RecordedDispatch()
+    )
+    database.write_sync(partial(_record_tick, created.id, old))
+    asyncio.run(scheduler.run_once())
+    assert [tick for tick, _, _ in runs_of(database, created.id)] == [recent]
+    database.write_sync(partial(_record_tick, created.id, old))
+    asyncio.run(scheduler.run_once())
+    assert len(runs_of(database, created.id)) == 2
+
+
+def _record_tick(schedule_id: str, tick: datetime, session: Session) -> None:
+    session.add(
+        ScheduleRun(schedule_id=schedule_id, scheduled_for=tick, error="test", created_at=tick)
+    )

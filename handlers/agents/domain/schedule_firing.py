@@ -16,6 +16,10 @@ doubled. The caller dispatches the execution after the commit.
 run, for the *latest* tick at or before now; the ticks between are not run. The next tick is
 the first one after now.
 
+**History kept.** ``schedule_runs`` rows older than :data:`RUNS_RETENTION` are deleted
+(:func:`prune_schedule_runs`, by the scheduler loop now and then): ``next_run_at`` only moves
+forward, so a tick that old can never be due again, and its row guards nothing.
+
 **What a run obeys.** The run is made as the key that owns the schedule, with what an API run
 of that key would be refused for: a revoked key, an agent or workflow it may no longer see,
 an archived one, an agent whose API trigger is disabled or whose ``inputSchema`` refuses the
@@ -27,10 +31,10 @@ its version refuses gives a ``rejected`` execution, as an API run does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from handlers.agents.domain.agents import visible
@@ -49,7 +53,19 @@ from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.schema import Agent, Schedule, ScheduleRun, Workflow, utc_now
 from webrest import BadRequest, HttpError
 
-__all__ = ["FiredTick", "due_schedules", "fire_tick", "next_due_at", "skip_tick", "tick_text"]
+__all__ = [
+    "RUNS_RETENTION",
+    "FiredTick",
+    "due_schedules",
+    "fire_tick",
+    "next_due_at",
+    "prune_schedule_runs",
+    "skip_tick",
+    "tick_text",
+]
+
+RUNS_RETENTION = timedelta(days=30)
+"""How long the record of a handled tick (``schedule_runs``) is kept."""
 
 SCHEDULED_TRIGGER = "scheduled"
 """The ``triggerType`` of a workflow execution a schedule started."""
@@ -263,3 +279,13 @@ def skip_tick(
     error = f"tick {tick_text(claim.tick)} skipped: {reason}"[:MAX_ERROR_CHARS]
     _record(session, claim, None, error)
     return FiredTick(schedule_id, claim.tick, None, False, error)
+
+
+def prune_schedule_runs(session: Session, now: datetime) -> int:
+    """Delete the ``schedule_runs`` rows of ticks older than :data:`RUNS_RETENTION`; how many."""
+    result = session.execute(
+        delete(ScheduleRun)
+        .where(ScheduleRun.scheduled_for < now - RUNS_RETENTION)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -27,6 +28,7 @@ from handlers.agents.domain.schedule_firing import (
     due_schedules,
     fire_tick,
     next_due_at,
+    prune_schedule_runs,
     skip_tick,
     tick_text,
 )
@@ -42,6 +44,8 @@ log = logging.getLogger("agents.schedules")
 
 POLL_SECONDS = 1.0
 BATCH_SIZE = 100
+PRUNE_EVERY_SECONDS = 3600.0
+"""How often a loop deletes the records of old ticks (``prune_schedule_runs``)."""
 DATABASE_ERRORS = (SQLAlchemyError, psycopg.Error)
 
 Clock = Callable[[], datetime]
@@ -105,6 +109,7 @@ class Scheduler:
         self.passes = 0
         """Looks completed so far (tests wait on it)."""
         self._failing = False
+        self._pruned_at: float | None = None
 
     async def run(self) -> None:
         """Look for due ticks, fire them, sleep until the next one (at most ``poll_seconds``);
@@ -124,8 +129,10 @@ class Scheduler:
             await asyncio.sleep(delay)
 
     async def run_once(self) -> float:
-        """Fire every tick due now; the seconds until the next look."""
+        """Fire every tick due now (and, once an hour, delete the records of old ticks); the
+        seconds until the next look."""
         now = self.clock()
+        await self._prune_now_and_then(now)
         due = await self.database.read(partial(due_schedules, now=now, limit=self.batch_size))
         for schedule_id, tick in due:
             await self._fire(schedule_id, tick, now)
@@ -136,6 +143,15 @@ class Scheduler:
             return self.poll_seconds
         wait = (upcoming - self.clock()).total_seconds()
         return min(self.poll_seconds, max(0.0, wait) + 0.001)
+
+    async def _prune_now_and_then(self, now: datetime) -> None:
+        moment = time.monotonic()
+        if self._pruned_at is not None and moment - self._pruned_at < PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = moment
+        pruned = await self.database.write(partial(prune_schedule_runs, now=now))
+        if pruned:
+            log.info("schedules: deleted the records of %d old ticks", pruned)
 
     async def _fire(self, schedule_id: str, due: datetime, now: datetime) -> None:
         try:

@@ -1,4 +1,5 @@
-"""The database wrapper: connections are closed, also those in use while it is disposed."""
+"""The database wrapper: connections are closed, also those in use while it is disposed;
+PostgreSQL connections idle for a while are pinged before use and replaced when dead."""
 
 from __future__ import annotations
 
@@ -6,6 +7,12 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import URL
+
+from handlers.agents.storage import database as storage_database
 from handlers.agents.storage.database import Database
 from tests.agents.support import Storage
 
@@ -36,3 +43,49 @@ def test_a_connection_in_use_while_disposing_is_closed_when_returned(
     assert not _closed(in_use_dbapi)  # a transaction may still be running on it
     in_use.close()
     assert _closed(in_use_dbapi)
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced_after_idling(
+    new_storage: Callable[[], Storage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = Database(new_storage().database_url)
+    if database.dialect != "postgresql":
+        database.dispose()
+        pytest.skip("SQLite has no server to close connections")
+    monkeypatch.setattr(storage_database, "IDLE_PING_SECONDS", 0.0)
+    try:
+        pid = database.read_sync(lambda s: s.execute(text("SELECT pg_backend_pid()")).scalar())
+        with psycopg.connect(psycopg_url(database.url), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        # the pooled connection is dead: the ping before use finds it and the pool replaces it
+        again = database.read_sync(lambda s: s.execute(text("SELECT pg_backend_pid()")).scalar())
+        assert again != pid
+    finally:
+        database.dispose()
+
+
+def test_a_connection_handed_back_a_moment_ago_is_not_pinged(
+    new_storage: Callable[[], Storage],
+) -> None:
+    database = Database(new_storage().database_url)
+    if database.dialect != "postgresql":
+        database.dispose()
+        pytest.skip("the ping is PostgreSQL's")
+    pings: list[object] = []
+    original = database.engine.dialect.do_ping
+
+    def counted(dbapi_connection: Any) -> bool:
+        pings.append(dbapi_connection)
+        return bool(original(dbapi_connection))
+
+    database.engine.dialect.do_ping = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(5):
+            database.read_sync(lambda s: s.execute(text("SELECT 1")).scalar())
+        assert pings == []
+    finally:
+        database.dispose()
+
+
+def psycopg_url(url: URL) -> str:
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, literal_column, select
+from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from handlers.agents.storage.blobs import BlobStore
+from handlers.agents.storage.precompiled import Precompiled
 from handlers.agents.storage.schema import Agent, AgentFile, Execution, ExecutionFile
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ISSUES_NAME",
     "LOG",
     "OUTPUT",
+    "SNAPSHOT_COLUMNS",
     "RunSnapshot",
     "TRACE",
     "TRACE_NAME",
@@ -44,6 +46,7 @@ __all__ = [
     "WORKSPACE_NAME",
     "current_workspace",
     "read_run_snapshot",
+    "run_snapshot",
     "read_workspace_manifest",
     "refresh_workspace",
     "workspace_manifest",
@@ -111,45 +114,67 @@ class RunSnapshot:
 
 
 _FILES = cast(Table, ExecutionFile.__table__)
-_SNAPSHOT_FILES = select(_FILES.c.kind, _FILES.c.name, _FILES.c.blob_sha256).where(
-    _FILES.c.execution_id == bindparam("execution_id", type_=_FILES.c.execution_id.type),
-    _FILES.c.kind.in_([literal_column(f"'{kind}'") for kind in (INPUT, WORKSPACE)]),
-)
 _EXECUTIONS = cast(Table, Execution.__table__)
-_CONFIG_AND_INPUT = select(_EXECUTIONS.c.config_snapshot, _EXECUTIONS.c.input).where(
-    _EXECUTIONS.c.id == bindparam("execution_id", type_=_EXECUTIONS.c.id.type)
+
+
+def _literal(value: str) -> ColumnElement[str]:
+    return literal_column(f"'{value}'")  # this module's constants: no bind parameter to render
+
+
+SNAPSHOT_COLUMNS: tuple[ColumnElement[Any], ...] = (
+    _EXECUTIONS.c.config_snapshot,
+    _EXECUTIONS.c.input,
+    select(_FILES.c.blob_sha256)
+    .where(
+        _FILES.c.execution_id == _EXECUTIONS.c.id,
+        _FILES.c.kind == _literal(WORKSPACE),
+        _FILES.c.name == _literal(WORKSPACE_NAME),
+    )
+    .scalar_subquery(),
+    select(func.count())
+    .select_from(_FILES)
+    .where(_FILES.c.execution_id == _EXECUTIONS.c.id, _FILES.c.kind == _literal(INPUT))
+    .scalar_subquery(),
+)
+"""What an agent execution's row says of its snapshot (config, input, workspace snapshot
+hash, number of input files): selected, or returned by the claim that starts it."""
+
+_SNAPSHOT = Precompiled(
+    select(*SNAPSHOT_COLUMNS).where(
+        _EXECUTIONS.c.id == bindparam("execution_id", type_=_EXECUTIONS.c.id.type)
+    )
+)
+_INPUT_FILES = Precompiled(
+    select(_FILES.c.name, _FILES.c.blob_sha256).where(
+        _FILES.c.execution_id == bindparam("execution_id", type_=_FILES.c.execution_id.type),
+        _FILES.c.kind == _literal(INPUT),
+    )
 )
 
 
-def read_run_snapshot(
-    session: Session,
-    execution_id: str,
-    config: dict[str, Any] | None = None,
-    input_json: object = None,
-    *,
-    known: bool = True,
-) -> RunSnapshot:
-    """The snapshot of agent execution ``execution_id``; ``config`` and ``input_json`` as its
-    row has them when the caller read the row already (``known``), else read here. Raises
-    LookupError when the execution or its workspace snapshot does not exist."""
-    connection = session.connection()
-    if not known:
-        row = connection.execute(_CONFIG_AND_INPUT, {"execution_id": execution_id}).first()
-        if row is None:
-            raise LookupError(f"execution {execution_id} does not exist")
-        config, input_json = row[0], row[1]
-    manifest = None
-    inputs: dict[str, str] = {}
-    for kind, name, digest in connection.execute(_SNAPSHOT_FILES, {"execution_id": execution_id}):
-        if kind == INPUT:
-            inputs[name] = digest
-        elif name == WORKSPACE_NAME:
-            manifest = digest
+def run_snapshot(session: Session, execution_id: str, row: Sequence[Any]) -> RunSnapshot:
+    """The snapshot of agent execution ``execution_id`` from ``row`` (its
+    :data:`SNAPSHOT_COLUMNS`); its input files are read only when it has some. Raises
+    LookupError when it has no workspace snapshot."""
+    config, input_json, manifest, input_count = row
     if manifest is None:
         raise LookupError("the execution has no workspace snapshot")
+    inputs: dict[str, str] = {}
+    if input_count:
+        rows = _INPUT_FILES.rows(session, {"execution_id": execution_id})
+        inputs = {name: digest for name, digest in rows}
     return RunSnapshot(
         config=dict(config or {}),
         input_json=input_json if input_json is not None else {},
         workspace_manifest=manifest,
         input_files=inputs,
     )
+
+
+def read_run_snapshot(session: Session, execution_id: str) -> RunSnapshot:
+    """The snapshot of agent execution ``execution_id``; LookupError when the execution or its
+    workspace snapshot does not exist."""
+    rows = _SNAPSHOT.rows(session, {"execution_id": execution_id})
+    if not rows:
+        raise LookupError(f"execution {execution_id} does not exist")
+    return run_snapshot(session, execution_id, rows[0])

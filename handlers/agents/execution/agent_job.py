@@ -276,7 +276,7 @@ class ExecutionJob:
         snapshot = lease.snapshot
         if snapshot is None:  # a workflow's agent step, or a claim that could not read it
             snapshot = await self.database.read(
-                partial(read_run_snapshot, execution_id=lease.execution_id, known=False)
+                partial(read_run_snapshot, execution_id=lease.execution_id)
             )
 
         def load() -> tuple[dict[str, bytes], dict[str, bytes]]:
@@ -306,9 +306,10 @@ class ExecutionJob:
 
     async def _store(self, lease: Lease, outcome: RunOutcome) -> None:
         try:
-            if _slow_to_store(outcome):  # shown as finalizing meanwhile
+            files: list[_StoredFile] | None = None
+            if _slow_to_store(outcome):  # shown as finalizing while the blobs are written
                 await self.database.write(partial(mark_finalizing, lease=lease))
-            files = await anyio.to_thread.run_sync(self._put_blobs, lease.execution_id, outcome)
+                files = await anyio.to_thread.run_sync(self._put_blobs, lease.execution_id, outcome)
             error = outcome.error[:MAX_ERROR_CHARS] if outcome.error else None
             values = {
                 "status": outcome.status,
@@ -319,7 +320,11 @@ class ExecutionJob:
                 "duration_ms": max(0, round(outcome.duration_seconds * 1000)),
             }
 
-            def work(session: Session) -> None:
+            def work(session: Session) -> list[_StoredFile]:
+                # small results: their blobs are written here, in the transaction's thread,
+                # before its first statement (which is when it takes a connection)
+                stored = files if files is not None else self._put_blobs(lease.execution_id,
+                                                                         outcome)  # fmt: skip
                 finish(session, lease, values)
                 now = utc_now()
                 kind = "timeout" if outcome.timed_out else outcome.status
@@ -336,11 +341,12 @@ class ExecutionJob:
                             "content_type": file.content_type,
                             "created_at": now,
                         }
-                        for file in files
+                        for file in stored
                     ],
                 )
+                return stored
 
-            await self.database.write(work)
+            stored = await self.database.write(work)
         except LeaseLost:
             log.warning("execution %s: lease lost, result discarded", lease.execution_id)
             return
@@ -349,7 +355,7 @@ class ExecutionJob:
             lease.execution_id,
             outcome.status,
             lease.attempt,
-            len(files),
+            len(stored),
         )
         self.on_end(lease.execution_id)
 

@@ -26,10 +26,11 @@ from typing import Any, cast
 from sqlalchemy import (
     ColumnElement,
     CursorResult,
-    Insert,
+    String,
     Table,
     Update,
     bindparam,
+    exists,
     func,
     insert,
     literal_column,
@@ -42,14 +43,21 @@ from sqlalchemy.orm import Session
 from generated.agents.models import CancelOutcome
 from handlers.agents.domain.execution_records import QUEUE_CHANNEL, notify_queued
 from handlers.agents.domain.run_policy import retry_delay
-from handlers.agents.domain.snapshots import RunSnapshot, read_run_snapshot
+from handlers.agents.domain.snapshots import (
+    SNAPSHOT_COLUMNS,
+    RunSnapshot,
+    read_run_snapshot,
+    run_snapshot,
+)
 from handlers.agents.domain.webhooks import record_events
+from handlers.agents.storage.precompiled import Precompiled
 from handlers.agents.storage.schema import (
     Execution,
     ExecutionAttempt,
     ExecutionFile,
     LeasedRun,
     UtcDateTime,
+    WebhookSubscription,
     WorkflowExecution,
     utc_now,
 )
@@ -147,7 +155,7 @@ def _count(session: Session, statement: Update) -> int:
     return result.rowcount
 
 
-_HELD_UPDATES: dict[tuple[str, tuple[str, ...]], Update] = {}
+_HELD_UPDATES: dict[tuple[str, tuple[str, ...]], Precompiled] = {}
 
 
 def _held_update(session: Session, lease: Lease, values: dict[str, Any]) -> int:
@@ -158,7 +166,7 @@ def _held_update(session: Session, lease: Lease, values: dict[str, Any]) -> int:
     statement = _HELD_UPDATES.get((table.name, names))
     if statement is None:
         c = table.c
-        statement = (
+        statement = Precompiled(
             update(table)
             .where(
                 c.id == bindparam("lease_id", type_=c.id.type),
@@ -173,8 +181,7 @@ def _held_update(session: Session, lease: Lease, values: dict[str, Any]) -> int:
     parameters.update(
         lease_id=lease.execution_id, lease_worker=lease.worker_id, lease_attempt=lease.attempt
     )
-    result = cast("CursorResult[Any]", session.connection().execute(statement, parameters))
-    return result.rowcount
+    return statement.count(session, parameters)
 
 
 def _held(lease: Lease) -> Update:
@@ -187,13 +194,26 @@ def _held(lease: Lease) -> Update:
     )
 
 
+_SUBSCRIBED = Precompiled(select(exists().select_from(cast(Table, WebhookSubscription.__table__))))
+_SUBSCRIBED_AND_NOTIFY = Precompiled(
+    select(
+        exists().select_from(cast(Table, WebhookSubscription.__table__)),
+        func.pg_notify(bindparam("channel", type_=String()), bindparam("payload", type_=String())),
+    )
+)
+
+
 def announce(session: Session, execution_id: str) -> None:
-    """Tell other processes (on commit) that ``execution_id`` reached a terminal status."""
-    record_events(session, execution_id)  # webhook deliveries, in the same transaction
+    """Tell other processes (on commit) that ``execution_id`` reached a terminal status, and
+    record its webhook deliveries in the same transaction. One statement when nothing
+    subscribes to webhooks (whether anything does, and the NOTIFY, together)."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            text("SELECT pg_notify(:channel, :id)"), {"channel": EVENTS_CHANNEL, "id": execution_id}
-        )
+        parameters = {"channel": EVENTS_CHANNEL, "payload": execution_id}
+        [(subscribed, _)] = _SUBSCRIBED_AND_NOTIFY.rows(session, parameters)
+    else:
+        [(subscribed,)] = _SUBSCRIBED.rows(session, {})
+    if subscribed:
+        record_events(session, execution_id)
 
 
 def cancel(session: Session, execution: LeasedRun) -> CancelOutcome:
@@ -213,7 +233,7 @@ def cancel(session: Session, execution: LeasedRun) -> CancelOutcome:
     return CancelOutcome.already_terminal
 
 
-def _claim_statement(table: Table, *, skip_locked: bool) -> Update:
+def _claim_statement(table: Table, *, skip_locked: bool, snapshot: bool) -> Update:
     c = table.c
     target: Any = bindparam("claim_id", type_=c.id.type)
     if skip_locked:
@@ -224,9 +244,9 @@ def _claim_statement(table: Table, *, skip_locked: bool) -> Update:
             .scalar_subquery()
         )
     now = bindparam("claim_now", type_=c.started_at.type)
-    returning = [c.attempt]
-    if table is _AGENT_TABLE:
-        returning += [c.config_snapshot, c.input]
+    returning: list[ColumnElement[Any]] = [c.attempt]
+    if snapshot:
+        returning += SNAPSHOT_COLUMNS
     return (
         update(table)
         .where(c.id == target, _one_of(c.status, QUEUED))
@@ -242,10 +262,16 @@ def _claim_statement(table: Table, *, skip_locked: bool) -> Update:
 
 
 _CLAIMS = {
-    (table.name, skip_locked): _claim_statement(table, skip_locked=skip_locked)
+    (table.name, skip_locked, snapshot): Precompiled(
+        _claim_statement(table, skip_locked=skip_locked, snapshot=snapshot)
+    )
     for table in (_AGENT_TABLE, _WORKFLOW_TABLE)
     for skip_locked in (False, True)
+    for snapshot in ((False, True) if table is _AGENT_TABLE else (False,))
 }
+"""The claims, built once. On PostgreSQL an agent execution's claim returns its snapshot too
+(:data:`~handlers.agents.domain.snapshots.SNAPSHOT_COLUMNS`: correlated subqueries in
+``RETURNING``, which SQLite writes with unqualified column names); on SQLite it is read after."""
 
 
 def claim(
@@ -256,20 +282,22 @@ def claim(
     (PostgreSQL): one statement locks, checks and claims it. An agent execution's lease
     carries its snapshot, read in the same transaction."""
     table = _core_table(execution_id)
-    row = (
-        session.connection()
-        .execute(
-            _CLAIMS[(table.name, skip_locked)],
-            {"claim_id": execution_id, "claim_worker": worker_id, "claim_now": utc_now()},
-        )
-        .first()
+    connection = session.connection()
+    agent = table is _AGENT_TABLE
+    returned = agent and connection.dialect.name == "postgresql"
+    rows = _CLAIMS[(table.name, skip_locked, returned)].rows(
+        session, {"claim_id": execution_id, "claim_worker": worker_id, "claim_now": utc_now()}
     )
-    if row is None:
+    if not rows:
         return None
+    row = rows[0]
     snapshot = None
-    if table is _AGENT_TABLE:
+    if agent:
         try:
-            snapshot = read_run_snapshot(session, execution_id, row[1], row[2])
+            if returned:
+                snapshot = run_snapshot(session, execution_id, row[1:])
+            else:
+                snapshot = read_run_snapshot(session, execution_id)
         except LookupError:  # the job reads it again and fails the run, saying why
             snapshot = None
     return Lease(execution_id, worker_id, int(row[0]), snapshot)
@@ -310,13 +338,16 @@ takes, and building the equivalent SQLAlchemy statement (and its cache key) each
 several milliseconds of the worker's CPU. Its statuses are ``QUEUED`` and ``ACTIVE``."""
 
 
+_CANDIDATES = Precompiled(CANDIDATES_SQL)
+
+
 def _candidates(session: Session, now: datetime) -> list[tuple[int, str, str | None, int | None]]:
     """The first queued rows of both tables by rank that may start now (not waiting for a
     retry's backoff, not over their concurrency limit as last committed), in one statement:
     (rank, id, concurrency group, limit). Not locked: :func:`claim_next` locks them one at a
     time, so a claim holds only the row it takes and workers claiming together take
     consecutive rows (the queue's order holds)."""
-    rows = session.execute(CANDIDATES_SQL, {"now": now}).all()
+    rows = _CANDIDATES.rows(session, {"now": now})
     return [(int(rank), str(id_), key, limit) for rank, id_, key, limit in rows]
 
 
@@ -411,8 +442,8 @@ def record_attempt(
     (a lost worker's late record would collide with the reaper's)."""
     if execution_table(lease.execution_id) is not Execution:
         return
-    session.connection().execute(
-        _INSERT_ATTEMPT,
+    _INSERT_ATTEMPT.rows(
+        session,
         {
             "execution_id": lease.execution_id,
             "number": lease.attempt,
@@ -425,14 +456,13 @@ def record_attempt(
     )
 
 
-_INSERT_ATTEMPT: Insert = insert(_ATTEMPTS_TABLE)
-_INSERT_FILE: Insert = insert(_FILES_TABLE)
+_INSERT_ATTEMPT = Precompiled(insert(_ATTEMPTS_TABLE))
+_INSERT_FILE = Precompiled(insert(_FILES_TABLE))
 
 
 def record_files(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Insert ``execution_files`` rows (each a dict of its columns), in one statement."""
-    if rows:
-        session.connection().execute(_INSERT_FILE, list(rows))
+    _INSERT_FILE.many(session, rows)
 
 
 def retry_later(session: Session, lease: Lease, not_before: datetime, error: str | None) -> None:

@@ -39,7 +39,7 @@ from handlers.agents.execution.agent_job import SandboxUnavailable, sandbox_for
 from handlers.agents.execution.engine import ExecutionEngine
 from handlers.agents.execution.scheduler import Scheduler
 from handlers.agents.execution.webhook_delivery import webhook_delivery
-from handlers.agents.runner import Sandbox, Unsandboxed
+from handlers.agents.runner import Sandbox, Unsandboxed, prefer_pidfd_child_watcher
 from handlers.agents.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
@@ -62,13 +62,16 @@ def create_service_app(
     *,
     rate_limiter: RequestRateLimiter | None = None,
     max_body_size: int = DEFAULT_MAX_REQUEST_BYTES,
+    docs: bool = True,
 ) -> Application:
     """The agents API over ``database`` and the blobs in ``blob_dir``, behind API key auth
     and, when given, ``rate_limiter`` per key; ``engine`` runs the executions; request bodies
-    over ``max_body_size`` bytes are refused (413)."""
+    over ``max_body_size`` bytes are refused (413); ``docs``: Swagger UI at ``/docs``."""
     blobs = BlobStore(blob_dir)
     handlers = AgentsHttpHandlers(AgentStore(database, blobs), AgentFiles(database, blobs), engine)
-    app = create_app(handlers, max_body_size=max_body_size).install(ApiKeyAuth(database))
+    app = create_app(
+        handlers, max_body_size=max_body_size, docs_path="/docs" if docs else None
+    ).install(ApiKeyAuth(database))
     if rate_limiter is not None:
         app.install(RateLimitFilter(rate_limiter))
     return app
@@ -120,6 +123,7 @@ class AgentsServer:
             self.engine,
             rate_limiter=self.rate_limiter,
             max_body_size=settings.max_request_bytes,
+            docs=settings.docs_enabled,
         )
         try:
             self.socket = listening or _listening_socket(settings.host, settings.port)
@@ -201,6 +205,7 @@ def _serve(settings: Settings, listening: socket.socket | None = None) -> int:
         return 1
     freeze_startup_heap(log)  # entry point only: a server run inside a test keeps its heap
     with contextlib.suppress(KeyboardInterrupt):
+        prefer_pidfd_child_watcher()
         asyncio.run(server.serve())
     return 0
 

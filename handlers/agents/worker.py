@@ -33,6 +33,7 @@ from handlers.agents.execution.pool import QueuePool, worker_name
 from handlers.agents.execution.reaper import StaleReaper
 from handlers.agents.execution.scheduler import dispatching, schedule_task
 from handlers.agents.execution.webhook_delivery import webhook_delivery
+from handlers.agents.runner import prefer_pidfd_child_watcher
 from handlers.agents.settings import Settings
 from handlers.agents.storage.blobs import BlobStore
 from handlers.agents.storage.database import Database
@@ -109,6 +110,7 @@ def _serve(settings: Settings) -> int:
         return 2
     try:
         with contextlib.suppress(KeyboardInterrupt):
+            prefer_pidfd_child_watcher()
             asyncio.run(serve_worker(settings))
     except SandboxUnavailable as error:
         log.error("%s", error)

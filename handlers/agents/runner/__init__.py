@@ -7,6 +7,7 @@ Knows nothing of the database or HTTP: the server and the workers call ``run`` w
 from handlers.agents.runner.bubblewrap import Bubblewrap
 from handlers.agents.runner.cancel import CancelSignal
 from handlers.agents.runner.isolation import make_sandbox
+from handlers.agents.runner.process import prefer_pidfd_child_watcher
 from handlers.agents.runner.runner import run
 from handlers.agents.runner.sandbox import Sandbox, SandboxUnavailable
 from handlers.agents.runner.schemas import InvalidSchemaError, check_schema, validate_input
@@ -35,6 +36,7 @@ __all__ = [
     "Unsandboxed",
     "check_schema",
     "make_sandbox",
+    "prefer_pidfd_child_watcher",
     "run",
     "validate_input",
 ]

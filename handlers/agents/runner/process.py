@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import subprocess
 from dataclasses import dataclass
 from typing import Literal
@@ -13,6 +14,8 @@ from handlers.agents.runner.sandbox import Launch
 from handlers.agents.runner.tail_buffer import TailBuffer
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ProcessResult", "prefer_pidfd_child_watcher", "run_process"]
 
 TERMINATE_GRACE_SECONDS = 2.0
 DRAIN_SECONDS = 2.0
@@ -51,6 +54,19 @@ class _TailingProtocol(asyncio.SubprocessProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
             self.closed.set_result(None)
+
+
+def prefer_pidfd_child_watcher() -> bool:
+    """Have asyncio wait for the programs of this process with pidfds (Linux 5.3 and later):
+    Python 3.11's default watcher starts a thread per program only to wait for it. Call it in
+    a process's main thread before its event loop starts; False (the default kept) where
+    pidfds are unavailable."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
+    return True
 
 
 async def run_process(

@@ -23,7 +23,7 @@ from webrest.errors import BadRequest, ErrorDetail, HttpError, validation_detail
 from webrest.formats import Formats, JsonReader
 from webrest.multipart import Multipart
 from webrest.negotiation import parse_media_type
-from webrest.request import Request
+from webrest.request import Request, decode_text
 from webrest.sources import Body, Entity, Header, Matrix, Param, Source, Stream, Value
 
 __all__ = ["MISSING", "Kind", "MethodPlan", "ParameterPlan", "plan_method"]
@@ -129,6 +129,7 @@ class MethodPlan:
         inputs = _Inputs(request, path, entity, form, text)
 
         arguments: dict[str, object] = {}
+        conversion_message: str | None = None  # the first failed conversion's, if any
         for parameter in self.parameters:
             if parameter is validated:
                 arguments[parameter.name] = entity
@@ -146,8 +147,11 @@ class MethodPlan:
                 for conversion in parameter.conversions:
                     raw = conversion.convert(raw)
             except ValueError as exc:
+                message = str(exc)
+                if conversion_message is None and message:
+                    conversion_message = message
                 errors.append(
-                    ErrorDetail((parameter.location, parameter.key), str(exc), "value_error", raw)
+                    ErrorDetail((parameter.location, parameter.key), message, "value_error", raw)
                 )
                 continue
             if parameter.adapter is None:
@@ -158,7 +162,7 @@ class MethodPlan:
             except ValidationError as exc:
                 errors.extend(_details(parameter, exc))
         if errors:
-            raise BadRequest(_summary(errors), errors)
+            raise BadRequest(conversion_message or _summary(errors), errors)
         return arguments
 
     async def _read_entity(
@@ -183,13 +187,14 @@ class MethodPlan:
                 return MISSING, None
             assert fast.adapter is not None
             try:
-                return fast.adapter.validate_json(body), fast
+                value = fast.adapter.validate_json(body)
             except ValidationError as exc:
                 if any(error["type"] == "json_invalid" for error in exc.errors()):
-                    value = await reader.read(request)  # raises the malformed-JSON error
-                    return value, None
+                    return reader.parse(body), None  # raises the malformed-JSON error
                 errors.extend(_details(fast, exc))
                 return MISSING, fast
+            reader.check(body)  # the reader's limits (depth, numbers) hold here too
+            return value, fast
         value = await reader.read(request)
         if value is None or value == b"":
             return MISSING, None
@@ -210,7 +215,7 @@ async def _read_text(request: Request) -> str | None:
         return None
     charset = parse_media_type(request.headers.get("content-type", ""))[1].get("charset", "utf-8")
     try:
-        return body.decode(charset)
+        return decode_text(body, charset)
     except (UnicodeDecodeError, LookupError) as exc:
         raise BadRequest(f"The request body is not valid {charset} text") from exc
 

@@ -31,6 +31,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
 from webrest.errors import BadRequest
+from webrest.request import decode_text
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -118,7 +119,7 @@ class Part:
         """The rest of the part's data decoded as text; undecodable data is a 400."""
         data = await self.read()
         try:
-            return data.decode(encoding)
+            return decode_text(data, encoding)
         except UnicodeDecodeError as exc:
             raise BadRequest(f"Field {self.name!r} is not valid {encoding} text") from exc
 
@@ -348,20 +349,36 @@ class Multipart:
 
 
 def _charset(value: bytes | None) -> str:
-    """The codec named by a charset parameter; utf-8 when absent, latin-1 when unknown."""
+    """The codec named by a charset parameter; utf-8 when absent, a 400 when unknown."""
     if not value:
         return "utf-8"
+    name = value.decode("latin-1")
     try:
-        return codecs.lookup(value.decode("latin-1")).name
-    except LookupError:
-        return "latin-1"
+        codec = codecs.lookup(name)
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
+        codec = None
+    # what bytes.decode requires: no codec of bytes to bytes or text to text (hex, rot13, ...)
+    if codec is not None and getattr(codec, "_is_text_encoding", True):
+        return codec.name
+    raise BadRequest(f"Unknown charset {name[:40]!r} in multipart/form-data content type")
 
 
 def _decode(value: bytes, charset: str) -> str:
+    """A file name: in the body's charset, or Latin-1 when it is not valid there (old clients
+    send names in their own encoding)."""
     try:
-        return value.decode(charset)
+        return decode_text(value, charset)
     except UnicodeDecodeError:
         return value.decode("latin-1")
+
+
+def _decode_name(value: bytes, charset: str) -> str:
+    """A field name: valid text in the body's charset, as the field values must be."""
+    try:
+        return decode_text(value, charset)
+    except UnicodeDecodeError:
+        shown = value.decode("utf-8", "replace")[:40]
+        raise BadRequest(f"The name of field {shown!r} is not valid {charset} text") from None
 
 
 def _parse_disposition(header: str, charset: str) -> tuple[str | None, str | None]:
@@ -369,7 +386,7 @@ def _parse_disposition(header: str, charset: str) -> tuple[str | None, str | Non
     _, options = parse_options_header(header)
     raw_name = options.get(b"name")
     raw_filename = options.get(b"filename")
-    name = None if raw_name is None else _decode(raw_name, charset)
+    name = None if raw_name is None else _decode_name(raw_name, charset)
     filename = _extended_filename(header)
     if filename is None and raw_filename is not None:
         filename = _decode(raw_filename, charset)
@@ -390,7 +407,7 @@ def _extended_filename(header: str) -> str | None:
         if not (sep1 and sep2):
             return None
         try:
-            return unquote_to_bytes(encoded).decode(encoding or "utf-8")
+            return decode_text(unquote_to_bytes(encoded), encoding or "utf-8")
         except (UnicodeDecodeError, LookupError):
             return None
     return None

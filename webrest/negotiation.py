@@ -33,7 +33,9 @@ def _parse_accept(accept: str) -> list[tuple[str, str, float, int]]:
             quality = float(params.get("q", "1"))
         except ValueError:
             quality = 0.0
-        entries.append((main, sub or "*", min(max(quality, 0.0), 1.0), position))
+        if not quality >= 0.0:  # negative, or NaN: not acceptable
+            quality = 0.0
+        entries.append((main, sub or "*", min(quality, 1.0), position))
     return entries
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import UploadFile
 
-from webrest import BadRequest, ErrorDetail, HttpError
+from webrest import BadRequest, ErrorDetail, HttpError, JsonReader
 from webrest.errors import validation_details
 from webrest.negotiation import parse_media_type
 
@@ -178,6 +177,9 @@ def _wrapped(adapter: TypeAdapter[Any], parsed: object) -> bool:
     return True
 
 
+_JSON_TEXT = JsonReader()
+
+
 def _json_field(
     adapter: TypeAdapter[Any], name: str, text: object, bare_field: str | None = None
 ) -> Any:
@@ -190,10 +192,10 @@ def _json_field(
         raise BadRequest(
             "Invalid form body", [ErrorDetail(("body", name), "Expected JSON text", "value_error")]
         )
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        detail = ErrorDetail(("body", name), f"Invalid JSON: {exc.msg}", "json_invalid", text)
+    try:  # bounded as a JSON body is: nesting depth and number sizes
+        parsed = _JSON_TEXT.parse(text)
+    except BadRequest as exc:
+        detail = ErrorDetail(("body", name), f"Invalid JSON: {exc.message}", "json_invalid", text)
         raise BadRequest("Invalid form body", [detail]) from None
     if bare_field is not None and not _wrapped(adapter, parsed):
         parsed = {bare_field: parsed}

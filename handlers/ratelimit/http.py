@@ -57,7 +57,7 @@ class HttpHandlers:
     async def should_rate_limit(self, *, body: bytes) -> models.RateLimitResponse | Response:
         try:
             request, serialized = self._requests.get(body)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
             log.debug("bad /json request: %s", error)
             return plain_error(400, "Bad Request")
         try:
@@ -95,7 +95,9 @@ class AnyMethod:
         await self._app(scope, receive, send)
 
 
-def create_http_app(service: RateLimitService, health: Health) -> ASGIApp:
-    """The HTTP port's ASGI application."""
-    app: Application = create_app(HttpHandlers(service, health))
+def create_http_app(service: RateLimitService, health: Health, *, docs: bool = True) -> ASGIApp:
+    """The HTTP port's ASGI application; ``docs``: Swagger UI at ``/docs``."""
+    app: Application = create_app(
+        HttpHandlers(service, health), docs_path="/docs" if docs else None
+    )
     return AnyMethod(app)

@@ -12,7 +12,19 @@ from uuid import UUID
 import pytest
 from pydantic import BaseModel, Field
 
-from webrest import Get, Matrix, Param, Post, Resource, SeparatedBy
+from webrest import (
+    Application,
+    Get,
+    HttpError,
+    Matrix,
+    Param,
+    Post,
+    Request,
+    Resource,
+    Response,
+    RestApi,
+    SeparatedBy,
+)
 
 from .support import client, mount
 
@@ -319,20 +331,53 @@ async def test_user_conversion() -> None:
     assert path.json() == ["main", "feature"]
 
 
-async def test_user_conversion_value_error_is_bad_request() -> None:
+async def test_user_conversion_value_error_is_bad_request_with_its_message() -> None:
+    """As upstream and the README promise: the 400's message is the exception's message."""
     async with client(mount(Repos())) as http:
         response = await http.get("/repos/compare", params={"branches": "main"})
         path = await http.get("/repos/compare/main")
     assert response.status_code == 400
-    assert response.json() == {
-        "status": 400,
-        "message": 'Invalid argument branches (query): Malformed input "main"',
-    }
+    assert response.json() == {"status": 400, "message": 'Malformed input "main"'}
     assert path.status_code == 400
-    assert path.json() == {
-        "status": 400,
-        "message": 'Invalid argument branches (path): Malformed input "main"',
-    }
+    assert path.json() == {"status": 400, "message": 'Malformed input "main"'}
+
+
+@Resource("/twice")
+class Twice:
+    @Get("/")
+    def both(
+        self,
+        a: Annotated[list[str], Branches()],
+        n: int,
+        b: Annotated[list[str], Branches()],
+    ) -> list[str]:
+        return a + b
+
+
+async def test_the_first_failed_conversion_gives_the_message_and_details_list_every_problem() -> (
+    None
+):
+    seen: list[HttpError] = []
+
+    def renderer(error: HttpError, request: Request) -> Response:
+        seen.append(error)
+        return Response.error(error.status, error.message)
+
+    app = Application({"/": RestApi(Twice())}, error_renderer=renderer)
+    async with client(app) as http:
+        response = await http.get("/twice/", params={"a": "x", "n": "y", "b": "z"})
+    assert response.status_code == 400
+    assert response.json()["message"] == 'Malformed input "x"'
+    [error] = seen
+    assert [(d.loc, d.msg, d.type) for d in error.details] == [
+        (("query", "a"), 'Malformed input "x"', "value_error"),
+        (
+            ("query", "n"),
+            "Input should be a valid integer, unable to parse string as an integer",
+            "int_parsing",
+        ),
+        (("query", "b"), 'Malformed input "z"', "value_error"),
+    ]
 
 
 async def test_conversions_apply_in_declaration_order() -> None:

@@ -641,3 +641,36 @@ async def test_error_surfaces_from_part_iteration() -> None:
                 received += len(chunk)
         assert received > 0
         break
+
+
+# -- text that is not valid in the charset -------------------------------------------------------
+
+
+async def test_a_field_name_that_is_not_valid_utf8_is_a_400() -> None:
+    head = f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="\xff"\r\n\r\n'
+    data = head.encode("latin-1") + b"x\r\n" + closing()
+    error = await first_error(Multipart(CONTENT_TYPE, chunked(data, 7)))
+    assert error.message == "The name of field '\ufffd' is not valid utf-8 text"
+
+
+async def test_a_file_name_that_is_not_valid_utf8_is_read_as_latin1() -> None:
+    head = f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="f"; filename="caf\xe9"\r\n\r\n'
+    data = head.encode("latin-1") + b"x\r\n" + closing()
+    assert await collect(Multipart(CONTENT_TYPE, chunked(data))) == [("f", "café", b"x")]
+
+
+async def test_no_codec_gives_a_lone_surrogate() -> None:
+    disposition = "form-data; name=a; filename=\"plain.txt\"; filename*=utf-7''%2B2AA-"
+    data = body(part(None, b"1", disposition=disposition), part("b", b"+2AA-"))
+    names = []
+    async for p in Multipart(f"{CONTENT_TYPE}; charset=utf-7", chunked(data)):
+        names.append(p.filename)  # the extended name is no text: the plain one counts
+        if p.name == "b":
+            with pytest.raises(BadRequest, match="'b' is not valid utf-7 text"):
+                await p.text("utf-7")
+    assert names == ["plain.txt", None]
+
+
+def test_an_unknown_charset_is_a_400() -> None:
+    with pytest.raises(BadRequest, match="Unknown charset 'no-such'"):
+        Multipart(f"{CONTENT_TYPE}; charset=no-such", chunked(b""))

@@ -53,12 +53,26 @@ async def test_a_consumed_stream_cannot_be_read_as_a_body() -> None:
         await request.body()
 
 
-def test_header_is_the_first_value_of_a_lower_case_name_or_none() -> None:
+def test_header_is_the_value_of_a_lower_case_name_or_none() -> None:
     request = _request()
     request.scope["headers"] = [(b"accept", b"a/b"), (b"x-twice", b"1"), (b"x-twice", b"2")]
     assert request.header(b"accept") == "a/b"
-    assert request.header(b"x-twice") == "1" == request.headers.get("x-twice")
     assert request.header(b"content-length") is None
+
+
+def test_a_header_sent_on_several_lines_is_one_list() -> None:
+    """RFC 9110 §5.3: the lines of a field are one comma-separated list."""
+    request = _request()
+    request.scope["headers"] = [
+        (b"x-twice", b"1"),
+        (b"accept", b"application/xml"),
+        (b"x-twice", b"2, 3"),
+        (b"x-twice", b"4"),
+    ]
+    assert request.header(b"x-twice") == "1, 2, 3, 4"
+    assert request.header_values(b"x-twice") == ["1", "2, 3", "4"]
+    assert request.header_values(b"accept") == ["application/xml"]
+    assert request.header_values(b"x-none") == []
     latin = _request()
     latin.scope["headers"] = [(b"x-latin", "é".encode("latin-1"))]
     assert latin.header(b"x-latin") == "é" == latin.headers.get("x-latin")

@@ -9,6 +9,9 @@ Interceptors run in registration order, the first registered outermost::
         finally:
             log.info("%s took %.3fs", invocation.target.name, time.perf_counter() - started)
 
+An interceptor may also be a plain function: its result is used as it is, or awaited when it
+is awaitable (``return invocation.proceed(arguments)`` from a plain function works).
+
 Filters wrap the whole request, before routing; they can pass values to methods with
 ``request.pass_value(name, value)``, answer themselves, or change the response::
 
@@ -18,6 +21,11 @@ Filters wrap the whole request, before routing; they can pass values to methods 
             return Response.error(401, "Authentication required")
         request.pass_value("user", user)
         return await chain.proceed(request)
+
+A filter may be a plain function too, returning a :class:`webrest.Response` or an awaitable
+of one (``return chain.proceed(request)``). :func:`check_interceptor` and :func:`check_filter`
+refuse, with a :class:`webrest.RegistrationError`, what cannot be called with the two
+arguments; ``RestApi.intercepting`` checks its interceptors so.
 """
 
 from __future__ import annotations
@@ -28,13 +36,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from webrest.declarations import RouteDeclaration
+from webrest.errors import RegistrationError
+from webrest.response import Response
 
 if TYPE_CHECKING:
     from webrest.binding import ParameterPlan
     from webrest.request import Request
-    from webrest.response import Response
 
-__all__ = ["Filter", "FilterChain", "Interceptor", "Invocation", "Target"]
+__all__ = [
+    "Filter",
+    "FilterChain",
+    "Interceptor",
+    "Invocation",
+    "Target",
+    "check_filter",
+    "check_interceptor",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +74,10 @@ class Target:
 
 class Interceptor(Protocol):
     """Called with the invocation and the bound arguments; returns the method's result (or
-    its own) by awaiting ``invocation.proceed(arguments)`` or not."""
+    its own) by awaiting ``invocation.proceed(arguments)`` or not. A plain function's result
+    is awaited when it is awaitable."""
 
-    def __call__(
-        self, invocation: Invocation, arguments: dict[str, object]
-    ) -> Awaitable[object]: ...
+    def __call__(self, invocation: Invocation, arguments: dict[str, object]) -> object: ...
 
 
 class Invocation:
@@ -78,17 +94,19 @@ class Invocation:
         """Call the next interceptor, or the method itself after the last one."""
         if self._index < len(self._interceptors):
             following = Invocation(self.target, self._interceptors, self._index + 1)
-            return await self._interceptors[self._index](following, arguments)
-        result = self.target.function(**arguments)
+            result = self._interceptors[self._index](following, arguments)
+        else:
+            result = self.target.function(**arguments)
         if inspect.isawaitable(result):
             result = await result
         return result
 
 
 class Filter(Protocol):
-    """Wraps request handling: await ``chain.proceed(request)`` to go on, or answer directly."""
+    """Wraps request handling: await ``chain.proceed(request)`` to go on, or answer directly.
+    A plain function returns a response, or an awaitable of one."""
 
-    def __call__(self, request: Request, chain: FilterChain) -> Awaitable[Response]: ...
+    def __call__(self, request: Request, chain: FilterChain) -> Awaitable[Response] | Response: ...
 
 
 class FilterChain:
@@ -110,5 +128,49 @@ class FilterChain:
         """Run the next filter, or route the request after the last one."""
         if self._index < len(self._filters):
             following = FilterChain(self._filters, self._handler, self._index + 1)
-            return await self._filters[self._index](request, following)
+            filter_ = self._filters[self._index]
+            result = filter_(request, following)
+            if not isinstance(result, Response):
+                result = await result if inspect.isawaitable(result) else result
+                if not isinstance(result, Response):
+                    raise TypeError(
+                        f"Filter {_describe(filter_)} returned {type(result).__name__}, "
+                        "not a Response"
+                    )
+            return result
         return await self._handler(request)
+
+
+def _describe(function: object) -> str:
+    return str(getattr(function, "__qualname__", None) or repr(function))
+
+
+def _check(function: object, what: str, arguments: str) -> None:
+    if not callable(function):
+        raise RegistrationError(
+            f"{what} {function!r} is not callable; it is called with ({arguments})"
+        )
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # some builtins have none: nothing to check
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as exc:
+        raise RegistrationError(
+            f"{what} {_describe(function)} cannot be called with ({arguments}): {exc}"
+        ) from None
+
+
+def check_interceptor(interceptor: object) -> Interceptor:
+    """``interceptor`` if it can be called with ``(invocation, arguments)``; otherwise a
+    :class:`webrest.RegistrationError`."""
+    _check(interceptor, "Interceptor", "invocation, arguments")
+    return interceptor  # type: ignore[return-value]  # callable with two arguments
+
+
+def check_filter(filter_: object) -> Filter:
+    """``filter_`` if it can be called with ``(request, chain)``; otherwise a
+    :class:`webrest.RegistrationError`."""
+    _check(filter_, "Filter", "request, chain")
+    return filter_  # type: ignore[return-value]  # callable with two arguments

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ["Match", "PathTemplate", "RouteTable", "compile_template"]
+__all__ = ["DuplicateRoute", "Match", "PathTemplate", "RouteTable", "compile_template"]
 
 T = TypeVar("T")
 
@@ -63,6 +63,8 @@ def _split(segment: str, template: str) -> list[tuple[str, str | None, str | Non
         name, sep, regex = segment[i + 1 : j - 1].partition(":")
         if not _NAME.match(name):
             raise ValueError(f"Invalid parameter name {name!r} in path template {template!r}")
+        if sep and not regex:
+            raise ValueError(f"Empty regex for {name!r} in path template {template!r}")
         pieces.append(("", name, regex if sep else None))
         i = j
     if literal:
@@ -131,9 +133,21 @@ def compile_template(template: str) -> PathTemplate:
         plain_parts.append("/" + "".join(plain))
         kinds.append(kind)
     rank = ((*kinds, _END), -literal_length, template)
-    pattern = re.compile("".join(regex_parts) + r"/?\Z") if names else None
+    try:  # each regex compiled alone; together they may still clash (group names, flags)
+        pattern = re.compile("".join(regex_parts) + r"/?\Z") if names else None
+    except re.error as exc:
+        raise ValueError(f"Invalid regex in path template {template!r}: {exc}") from None
     plain_template = "".join(plain_parts) or "/"
     return PathTemplate(template, pattern, tuple(names), constraints, rank, plain_template)
+
+
+class DuplicateRoute(ValueError):
+    """A method and template already routed (``/users/{id}`` and ``/users/{name}`` are the
+    same route); ``existing`` is the endpoint registered first."""
+
+    def __init__(self, message: str, existing: object) -> None:
+        super().__init__(message)
+        self.existing = existing
 
 
 @dataclass(slots=True)
@@ -163,18 +177,23 @@ class RouteTable(Generic[T]):
         self._static: dict[str, _Group[T]] = {}
         self._dynamic: list[_Group[T]] = []
         self._groups: dict[str, _Group[T]] = {}
-        self._shapes: dict[tuple[str, str], str] = {}  # (pattern sans names, method): template
+        # (pattern sans names, method): (template, endpoint)
+        self._shapes: dict[tuple[str, str], tuple[str, T]] = {}
 
     def add(self, template: str, method: str, endpoint: T) -> PathTemplate:
-        """Register ``endpoint`` for ``method`` on ``template``; duplicates are an error."""
+        """Register ``endpoint`` for ``method`` on ``template``; a duplicate is a
+        :class:`DuplicateRoute`."""
         compiled = compile_template(template)
         key = compiled.pattern.pattern if compiled.pattern is not None else compiled.template
         # ``/users/{id}`` and ``/users/{name}`` match the same paths: the second is unreachable
         shape = (_GROUP_NAME.sub("(?:", key), method)
-        other = self._shapes.get(shape)
-        if other is not None:
+        found = self._shapes.get(shape)
+        if found is not None:
+            other, existing = found
             also = "" if other == compiled.template else f" (as {method} {other})"
-            raise ValueError(f"Route {method} {compiled.template} is declared twice{also}")
+            raise DuplicateRoute(
+                f"Route {method} {compiled.template} is declared twice{also}", existing
+            )
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = _Group(compiled)
@@ -183,7 +202,7 @@ class RouteTable(Generic[T]):
             else:
                 self._dynamic.append(group)
                 self._dynamic.sort(key=lambda g: g.template.rank)
-        self._shapes[shape] = compiled.template
+        self._shapes[shape] = (compiled.template, endpoint)
         group.methods[method] = endpoint
         return group.template
 

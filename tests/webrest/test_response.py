@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import enum
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
 from uuid import UUID
 
 import httpx
@@ -473,3 +476,124 @@ async def test_an_entity_in_a_type_without_writer_is_a_server_error(
     assert response.status_code == 500
     assert response.json() == {"status": 500, "message": "Internal Server Error"}
     assert "No writer is registered for text/plain" in caplog.text
+
+
+# -- header values (issue 22): converted like upstream's, refused at the call ---------------------
+
+
+class Color(enum.StrEnum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+@Resource("/h")
+class HeaderValues:
+    @Get("/converted")
+    def converted(self) -> Response:
+        return (
+            Response.ok()
+            .header("Age", 12)
+            .header("X-Ratio", 1.5)
+            .header("X-Price", Decimal("3.50"))
+            .header(
+                "Last-Modified",
+                datetime(2026, 6, 2, 14, 12, 11, tzinfo=timezone(timedelta(hours=2))),
+            )
+            .header("Vary", ["Accept", "Origin"])
+            .header("X-Color", Color.RED)
+            .header("X-Level", Level.HIGH)
+            .header("X-Latin", "Grüße")
+            .header("X-Bytes", b"raw")
+            .header("X-Removed", "soon")
+            .header("X-Removed", None)
+            .body(b"")
+        )
+
+
+async def test_header_values_are_converted() -> None:
+    async with client(mount(HeaderValues())) as http:
+        response = await http.get("/h/converted")
+    assert response.status_code == 200
+    headers = response.headers
+    assert headers["age"] == "12"
+    assert headers["x-ratio"] == "1.5"
+    assert headers["x-price"] == "3.50"
+    assert headers["last-modified"] == "Tue, 02 Jun 2026 12:12:11 GMT"
+    assert headers["vary"] == "Accept, Origin"
+    assert headers["x-color"] == "red"
+    assert headers["x-level"] == "3"
+    assert headers.raw[[k for k, _ in headers.raw].index(b"x-latin")][1] == "Grüße".encode(
+        "latin-1"
+    )
+    assert headers["x-bytes"] == "raw"
+    assert "x-removed" not in headers
+
+
+def test_a_list_gives_one_line_per_value() -> None:
+    response = (
+        Response.ok()
+        .header("Set-Cookie", ["a=1; Path=/", "b=2; Expires=Wed, 21 Oct 2026 07:28:00 GMT"])
+        .header("Vary", ["Accept"])
+        .header("X-Empty", "x")
+        .header("X-Empty", [])
+    )
+    assert response.header_lines() == [
+        ("Set-Cookie", "a=1; Path=/"),
+        ("Set-Cookie", "b=2; Expires=Wed, 21 Oct 2026 07:28:00 GMT"),
+        ("Vary", "Accept"),
+    ]
+    assert response.headers["Set-Cookie"] == (
+        "a=1; Path=/, b=2; Expires=Wed, 21 Oct 2026 07:28:00 GMT"
+    )
+    response.header("Set-Cookie", "c=3")  # replaces the lines
+    assert response.header_lines()[0] == ("Set-Cookie", "c=3")
+    response.header("Link", ["<a>", "<b>"])
+    response.headers["Link"] = "<c>"  # set directly afterwards: that value counts
+    assert ("Link", "<c>") in response.header_lines()
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (True, TypeError, "True is not a header value"),
+        (object(), TypeError, "object is not a header value"),
+        ({"a": 1}, TypeError, "dict is not a header value"),
+        (date(2026, 6, 2), TypeError, "a date without a time"),
+        (datetime(2026, 6, 2, 12, 0), ValueError, "has no time zone"),
+        (float("nan"), ValueError, "nan is not a header value"),
+        (Decimal("Infinity"), ValueError, "is not a header value"),
+        ("a\r\nSet-Cookie: evil=1", ValueError, "line break or control character"),
+        ("a\x00b", ValueError, "line break or control character"),
+        ("Ωmega", ValueError, "Latin-1 only"),
+        (["ok", None], TypeError, "NoneType is not a header value"),
+    ],
+)
+def test_header_values_that_cannot_be_sent_fail_at_the_call(
+    value: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        Response.ok().header("X-Value", value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["", "X Space", "X:Colon", "X\r\n", "Grüße"])
+def test_header_names_must_be_tokens(name: str) -> None:
+    with pytest.raises(ValueError, match="is not a header name"):
+        Response.ok().header(name, "x")
+
+
+def test_a_tab_is_allowed_in_a_header_value() -> None:
+    assert Response.ok().header("X-Tab", "a\tb").headers["X-Tab"] == "a\tb"
+
+
+def test_content_type_with_a_line_break_fails_at_the_call() -> None:
+    with pytest.raises(ValueError, match="line break"):
+        Response.ok().type("text/plain\r\nX-Evil: 1")
+
+
+@pytest.mark.parametrize("status", [99, 600, 1000])
+def test_status_out_of_range_fails_at_the_call(status: int) -> None:
+    with pytest.raises(ValueError, match="is not an HTTP status"):
+        Response.status(status)

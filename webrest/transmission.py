@@ -1,8 +1,13 @@
-"""Writing a :class:`webrest.Response` to the ASGI server."""
+"""Writing a :class:`webrest.Response` to the ASGI server.
+
+Every response gets the default headers it does not set itself: :data:`STANDARD_HEADERS`
+(``X-Content-Type-Options: nosniff``, ``Cache-Control: no-cache``) unless
+:func:`set_default_headers` changed them, or the ``defaults`` given to :func:`render`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 
 from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
@@ -11,10 +16,78 @@ from starlette.types import Receive, Scope, Send
 from webrest.formats import Formats, Writer
 from webrest.response import Response, StreamSource
 
-__all__ = ["Rendered", "render"]
+__all__ = [
+    "STANDARD_HEADERS",
+    "DefaultHeaders",
+    "Rendered",
+    "default_headers",
+    "render",
+    "set_default_headers",
+]
 
-_NOSNIFF = (b"x-content-type-options", b"nosniff")
 _NO_BODY_STATUSES = frozenset({204, 304})
+
+STANDARD_HEADERS: Mapping[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-cache",
+}
+"""The headers every response gets unless it sets them itself (upstream's defaults): browsers
+must not guess content types, and caches must revalidate before reusing a response."""
+
+
+class DefaultHeaders:
+    """Headers added to every response that does not set them itself, encoded once.
+
+    ``DefaultHeaders({"Cache-Control": "no-cache"})``; a ``None`` value leaves the header out.
+    """
+
+    __slots__ = ("names", "pairs", "without")
+
+    def __init__(self, headers: Mapping[str, str | None]) -> None:
+        self.pairs: tuple[tuple[bytes, bytes], ...] = tuple(
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in headers.items()
+            if value is not None
+        )
+        self.names = frozenset(name for name, _ in self.pairs)
+        # the pairs left when a response sets one of them itself, for each (a lookup per response)
+        self.without = {
+            name: tuple(pair for pair in self.pairs if pair[0] != name) for name in self.names
+        }
+
+    @classmethod
+    def standard(cls, changes: Mapping[str, str | None] = {}) -> DefaultHeaders:
+        """:data:`STANDARD_HEADERS` with ``changes`` (names in any case; ``None`` removes)."""
+        merged: dict[str, str | None] = {name.lower(): v for name, v in STANDARD_HEADERS.items()}
+        merged.update((name.lower(), value) for name, value in changes.items())
+        return cls(merged)
+
+    def __repr__(self) -> str:
+        shown = {name.decode("latin-1"): value.decode("latin-1") for name, value in self.pairs}
+        return f"DefaultHeaders({shown!r})"
+
+
+_defaults = DefaultHeaders(STANDARD_HEADERS)
+
+
+def set_default_headers(changes: Mapping[str, str | None]) -> DefaultHeaders:
+    """Change the default headers of every response in the process: ``changes`` apply to
+    :data:`STANDARD_HEADERS` (not to earlier changes), and ``None`` removes a header.
+
+    ``set_default_headers({"Cache-Control": None})`` switches ``Cache-Control`` off,
+    ``set_default_headers({"Cache-Control": "private, max-age=60"})`` changes it, and
+    ``set_default_headers({})`` restores the standard ones. Returns the headers now in effect.
+    A response that sets a header itself (``Response.ok().header("Cache-Control", ...)``)
+    always keeps its own value.
+    """
+    global _defaults
+    _defaults = DefaultHeaders.standard(changes)
+    return _defaults
+
+
+def default_headers() -> DefaultHeaders:
+    """The default headers in effect (see :func:`set_default_headers`)."""
+    return _defaults
 
 
 class Rendered:
@@ -109,17 +182,44 @@ def _writer(response: Response, negotiated: str | None, formats: Formats) -> Wri
     raise TypeError("No format is registered to write response entities")
 
 
-def render(response: Response, negotiated: str | None, formats: Formats) -> Rendered:
+def render(
+    response: Response,
+    negotiated: str | None,
+    formats: Formats,
+    defaults: DefaultHeaders | None = None,
+) -> Rendered:
     """Serialize the response's entity (or take its body or stream); may raise on values the
-    format cannot write, so call it where errors are still rendered."""
-    headers = [_NOSNIFF]
+    format cannot write, so call it where errors are still rendered.
+
+    The response gets the ``defaults`` (else :func:`default_headers`) it does not set itself.
+    """
+    if defaults is None:
+        defaults = _defaults
     media_type = response.media_type
-    for name, value in response.headers.items():
-        lowered = name.lower()
-        if lowered == "content-type":
-            media_type = media_type or value
+    own_headers = response.headers
+    if not own_headers:
+        headers = [*defaults.pairs]
+    else:
+        headers = []
+        names = defaults.names
+        own: bytes | None = None
+        lines = response.header_lines() if response.has_header_lists else own_headers.items()
+        for name, value in lines:  # a list given for one header: a line per value
+            lowered = name.lower()
+            if lowered == "content-type":
+                media_type = media_type or value
+                continue
+            key = lowered.encode("latin-1")
+            headers.append((key, value.encode("latin-1")))
+            if key in names:
+                own = key if own is None else b""  # b"": more than one, filtered below
+        if own is None:
+            headers += defaults.pairs
+        elif own:
+            headers += defaults.without[own]
         else:
-            headers.append((lowered.encode("latin-1"), value.encode("latin-1")))
+            taken = {key for key, _ in headers}
+            headers += [pair for pair in defaults.pairs if pair[0] not in taken]
     if response.stream_source is not None:
         return Rendered(
             response.status_code,

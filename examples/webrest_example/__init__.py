@@ -3,7 +3,8 @@
 Run it with ``make run`` (``uvicorn examples.webrest_example.app:app``); the OpenAPI document
 is served at ``/openapi.json``. Modeled on the upstream library's test fixtures (``Users``,
 ``Monitoring``), it exercises every feature of webrest: parameter sources and conversions,
-``Response`` and ``Async``, formats, filters and interceptors.
+``Response`` and ``Async``, formats, filters and interceptors, paging with ``Link`` headers
+and resource discovery (``resources_in``).
 """
 
 from __future__ import annotations

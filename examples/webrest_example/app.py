@@ -1,5 +1,9 @@
 """Wiring: the resources, their APIs and the filter, as one ASGI application.
 
+The ``/users`` API serves every resource of the package :mod:`.resources` (found by
+``resources_in``, created by a factory that passes them the stores); ``/monitoring`` is built
+by hand, with its own format and interceptor.
+
 ``uvicorn examples.webrest_example.app:app``, or ``create_app(storage=path)`` in tests.
 """
 
@@ -7,13 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from examples.webrest_example.avatars import Avatars
+from examples.webrest_example import resources
 from examples.webrest_example.models import User
 from examples.webrest_example.monitoring import CsvWriter, Metrics, Monitoring, ResultCache
 from examples.webrest_example.store import AvatarStorage, UserStore
-from examples.webrest_example.users import Users
-from webrest import Application, FilterChain, Request, Response, RestApi
+from webrest import Application, FilterChain, Request, Response, RestApi, resources_in
 
 __all__ = ["app", "authenticate", "create_app"]
 
@@ -53,7 +57,12 @@ def create_app(storage: Path | None = None) -> Application:
     store = UserStore(SEED)
     avatars = AvatarStorage(storage)
     metrics = Metrics()
-    users = RestApi(Users(store, avatars), Avatars(store, avatars)).intercepting(metrics.count)
+
+    def create(resource: type[Any]) -> object:
+        """Every resource of the package takes the store and the avatar storage."""
+        return resource(store, avatars)
+
+    users = RestApi(*resources_in(resources, factory=create)).intercepting(metrics.count)
     monitoring = (
         RestApi(Monitoring(store, metrics))
         .register("text/csv", writer=CsvWriter())

@@ -37,12 +37,14 @@ class UserStore:
         """Users ordered by id, those with one of ``roles`` and ``ids`` when given."""
         with self._lock:
             users = sorted(self._users.values(), key=lambda user: user.id)
-        selected = [
-            user
-            for user in users
-            if (not roles or user.role in roles) and (not ids or user.id in ids)
-        ]
+        selected = [user for user in users if _selected(user, roles, ids)]
         return selected[start : start + limit]
+
+    def count(self, roles: Sequence[Role] = (), ids: Sequence[int] = ()) -> int:
+        """How many users :meth:`list` selects, on all pages."""
+        with self._lock:
+            users = list(self._users.values())
+        return sum(1 for user in users if _selected(user, roles, ids))
 
     def find(self, id: int) -> User | None:
         return self._users.get(id)
@@ -87,6 +89,10 @@ class UserStore:
         for user in self._users.values():
             if user.handle == handle and user.id != id:
                 raise Conflict(f"The handle {handle!r} is taken")
+
+
+def _selected(user: User, roles: Sequence[Role], ids: Sequence[int]) -> bool:
+    return (not roles or user.role in roles) and (not ids or user.id in ids)
 
 
 def placeholder_png(id: int, size: int = 16) -> bytes:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from examples.webrest_example.app import create_app
-from examples.webrest_example.avatars import MAX_AVATAR_SIZE
+from examples.webrest_example.resources.avatars import MAX_AVATAR_SIZE
 from examples.webrest_example.store import placeholder_png
 
 from .support import client
@@ -104,8 +104,49 @@ async def test_list_filters_and_pages(http: httpx.AsyncClient) -> None:
     assert await ids("ids=6100&ids=6104") == [6100, 6104]
     assert await ids("per_page=3&page=2") == [6102, 6103, 6104]
     assert await ids("roles=") == [1549, 6100, 6101, 6102, 6103, 6104, 6105]
-    for query in ("roles=owner", "ids=1,x", "per_page=0", "page=x"):
+    for query in ("roles=owner", "ids=1,x", "per_page=0", "page=x", "per_page=101"):
         assert (await http.get("/users?" + query)).status_code == 400
+
+
+async def test_list_links_the_other_pages(http: httpx.AsyncClient) -> None:
+    for index in range(5):
+        handle = "user" + "abcde"[index]
+        await http.post("/users", json={**ALICE, "handle": handle, "role": "editor"})
+
+    everyone = await http.get("/users")
+    assert len(everyone.json()) == 7
+    assert "link" not in everyone.headers  # one page only
+
+    first = await http.get("/users?per_page=3")
+    assert [user["id"] for user in first.json()] == [1549, 6100, 6101]
+    assert first.headers["link"] == (
+        '<http://test/users?per_page=3&page=2>; rel="next",'
+        ' <http://test/users?per_page=3&page=3>; rel="last"'
+    )
+    second = await http.get(first.links["next"]["url"])
+    assert [user["id"] for user in second.json()] == [6102, 6103, 6104]
+    assert {rel: link["url"] for rel, link in second.links.items()} == {
+        "first": "http://test/users?per_page=3&page=1",
+        "prev": "http://test/users?per_page=3&page=1",
+        "next": "http://test/users?per_page=3&page=3",
+        "last": "http://test/users?per_page=3&page=3",
+    }
+    last = await http.get(second.links["last"]["url"])
+    assert [user["id"] for user in last.json()] == [6105]
+    assert set(last.links) == {"first", "prev"}
+
+    filtered = await http.get("/users", params={"roles": "editor", "per_page": 2, "page": 2})
+    assert [user["id"] for user in filtered.json()] == [6103, 6104]
+    assert filtered.links["next"]["url"] == "http://test/users?roles=editor&per_page=2&page=3"
+    assert filtered.links["last"]["url"] == "http://test/users?roles=editor&per_page=2&page=3"
+
+
+async def test_responses_are_not_cached_unless_they_say_so(http: httpx.AsyncClient) -> None:
+    found = await http.get("/users/1549")
+    assert found.headers["cache-control"] == "no-cache"  # the default: revalidate with ETag
+    assert found.headers["x-content-type-options"] == "nosniff"
+    status = await http.get("/monitoring/status")
+    assert status.headers.get_list("cache-control") == ["max-age=2"]  # set by ResultCache
 
 
 async def test_find_by_handle_and_matrix_filter(http: httpx.AsyncClient) -> None:

@@ -1,4 +1,5 @@
-"""``/users``: the upstream ``Users`` fixture, with every parameter source webrest offers."""
+"""``/users``: the upstream ``Users`` fixture, with every parameter source webrest offers, and
+a paged list."""
 
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from webrest import (
     Header,
     HttpError,
     Matrix,
+    Paging,
     Patch,
     Post,
     Put,
+    Request,
     Resource,
     Response,
     SeparatedBy,
@@ -37,6 +40,9 @@ __all__ = ["Users"]
 _NOT_FOUND = "No such user"
 _CONFLICT = "The handle is taken by another user"
 
+PAGING = Paging(20, max_size=100)
+"""``?page=2&per_page=50``: 20 users a page unless the client asks for up to 100."""
+
 
 @Resource("/users")
 class Users:
@@ -46,16 +52,22 @@ class Users:
         self.store = store
         self.avatars = avatars
 
-    @Get("/")
+    @Get("/", responses={200: list[User]})
     def list_users(
         self,
+        request: Request,
         roles: Annotated[Sequence[Role], SeparatedBy(",")] = (),
         ids: Annotated[Sequence[int], SeparatedBy(",")] = (),
         page: Annotated[int, Field(ge=1, le=10_000)] = 1,
         per_page: Annotated[int, Field(ge=1, le=100)] = 20,
-    ) -> list[User]:
-        """Users by id, a page at a time; ``?roles=author,editor`` and ``?ids=1,2`` filter."""
-        return self.store.list(roles, ids, (page - 1) * per_page, per_page)
+    ) -> Response:
+        """Users by id, a page at a time, with a ``Link`` header to the first, previous, next
+        and last pages; ``?roles=author,editor`` and ``?ids=1,2`` filter."""
+        # page and per_page are declared for their validation and the OpenAPI document;
+        # the pagination reads the same query parameters and builds the links from them.
+        pagination = PAGING.on(request)
+        users = self.store.list(roles, ids, pagination.start(), pagination.limit())
+        return pagination.paginate(users, total=self.store.count(roles, ids))  # links last too
 
     @Get("/count")
     def count(self) -> int:

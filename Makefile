@@ -10,7 +10,7 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install sandbox services test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
+.PHONY: install sandbox services browser test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
 
 install: $(STAMP)
 
@@ -37,7 +37,12 @@ endif
 services:
 	./scripts/test-services.sh
 
-test: install sandbox services
+# Headless Chromium (Debian's) for the tests that load the /docs pages in a real browser
+# (tests/webrest/test_docs_browser.py; they are skipped where it is missing).
+browser:
+	./scripts/ensure-debian-packages.sh chromium
+
+test: install sandbox services browser
 	$(PY) -m pytest
 
 # specs/ -> generated/ (models, handler Protocols, webrest routes, clients, protobuf modules),

@@ -52,6 +52,8 @@ rag              HTTP  http://$HOST:$RAG_PORT  (POST /uploadDocument, /generate,
 agents           HTTP  http://$HOST:$AGENTS_PORT/api/v1  (agents, executions, workflows)  data $AGENTS_DATA_DIR
                  a key: AGENTS_DATA_DIR=$AGENTS_DATA_DIR $PY -m handlers.agents.admin create-key --name me --scope '*' --can-create
 webrest example  http://$HOST:$EXAMPLE_PORT  (OpenAPI at /openapi.json)
+docs (Swagger UI over each OpenAPI document): http://$HOST:$RATELIMIT_HTTP_PORT/docs  http://$HOST:$RAG_PORT/docs
+                 http://$HOST:$AGENTS_PORT/docs  http://$HOST:$EXAMPLE_PORT/docs
 Ctrl-C stops everything.
 INFO
 wait -n

@@ -19,15 +19,16 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from webrest.api import RestApi
+from webrest.docs import DocsPage
 from webrest.error_rendering import ErrorRenderer, default_error_renderer, with_error_headers
 from webrest.errors import HttpError
 from webrest.formats import default_formats
-from webrest.interception import Filter, FilterChain
+from webrest.interception import Filter, FilterChain, check_filter
 from webrest.negotiation import negotiate
 from webrest.openapi import generate_openapi
 from webrest.request import Request
 from webrest.response import Response
-from webrest.transmission import Rendered, render
+from webrest.transmission import DefaultHeaders, Rendered, render
 
 __all__ = ["DEFAULT_MAX_BODY_SIZE", "Application"]
 
@@ -37,6 +38,9 @@ DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024
 """Requests with a larger body get 413 unless the API or route allows more."""
 
 Lifespan = Callable[["Application"], AbstractAsyncContextManager[None]]
+
+_FIXED_METHODS = "GET, HEAD, OPTIONS"
+"""The methods of the paths the application answers itself (its OpenAPI document, its docs)."""
 
 
 @asynccontextmanager
@@ -54,8 +58,16 @@ class Application:
     ``filters`` wrap every request in order; ``max_body_size`` (bytes, default 10 MiB, ``None``
     for no limit) applies unless an API or route sets its own; ``openapi_path`` serves the
     OpenAPI document (``None`` to serve none): ``openapi`` when given (a contract written
-    first), otherwise one generated from the APIs; ``lifespan`` is an async context manager
-    factory run around the server's life.
+    first), otherwise one generated from the APIs; ``docs_path`` serves Swagger UI over that
+    document (``None``, or no ``openapi_path``, to serve none; :mod:`webrest.docs`);
+    ``default_headers`` changes the headers every response of this application gets unless
+    it sets them itself (``{"Cache-Control": None}`` drops one; default: the process-wide
+    :func:`~webrest.transmission.set_default_headers`, ``Cache-Control: no-cache`` and
+    ``X-Content-Type-Options: nosniff``); ``lifespan`` is an async context manager factory run
+    around the server's life.
+
+    The document and the docs are answered before filters and APIs: ``GET`` and ``HEAD``,
+    ``OPTIONS`` with ``204``, any other method with ``405``, each with ``Allow``.
     """
 
     def __init__(
@@ -69,6 +81,8 @@ class Application:
         title: str = "API",
         version: str = "1.0.0",
         openapi: Mapping[str, Any] | None = None,
+        docs_path: str | None = "/docs",
+        default_headers: Mapping[str, str | None] | None = None,
         lifespan: Lifespan | None = None,
     ) -> None:
         self.mounts: list[tuple[str, RestApi]] = sorted(
@@ -76,7 +90,10 @@ class Application:
             key=lambda item: len(item[0]),
             reverse=True,
         )
-        self.filters: list[Filter] = list(filters)
+        self.filters: list[Filter] = [check_filter(filter_) for filter_ in filters]
+        self._default_headers = (
+            DefaultHeaders.standard(default_headers) if default_headers is not None else None
+        )
         self.error_renderer: ErrorRenderer = error_renderer or default_error_renderer
         self._shared_renderer = error_renderer  # for the APIs without a renderer of their own
         self.max_body_size = max_body_size
@@ -88,10 +105,19 @@ class Application:
         self._formats = default_formats()
         self._document = openapi
         self._openapi: bytes | None = None
+        self._title: str | None = None
+        self.docs: DocsPage | None = None
+        # the paths answered before routing, looked up once per request: path -> GET answer
+        self._fixed: dict[str, Callable[[str], Response]] = {}
+        if openapi_path is not None:
+            self._fixed[openapi_path] = lambda root_path: self._openapi_response()
+            if docs_path is not None:
+                self.docs = DocsPage(docs_path, openapi_path, self._docs_title)
+                self._fixed.update(self.docs.routes())
 
     def install(self, filter_: Filter) -> Application:
         """Add a filter after the ones already installed; returns the application."""
-        self.filters.append(filter_)
+        self.filters.append(check_filter(filter_))
         return self
 
     def openapi(self) -> dict[str, Any]:
@@ -120,8 +146,9 @@ class Application:
         root = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :] or "/"
-        if path == self.openapi_path and scope["method"] in ("GET", "HEAD"):
-            await self._send(self._openapi_response(), scope, receive, send)
+        fixed = self._fixed.get(path)
+        if fixed is not None:
+            await self._send(self._answer_fixed(fixed, request, root), scope, receive, send)
             return
         api = self._api_for(path)
         if self.filters:
@@ -152,6 +179,24 @@ class Application:
             log.exception("Unhandled error in a filter for %s %s", request.method, path)
             return self._render_error(HttpError(500, "Internal Server Error"), request, api)
 
+    def _answer_fixed(
+        self, answer: Callable[[str], Response], request: Request, root_path: str
+    ) -> Response:
+        method = request.method
+        if method == "GET" or method == "HEAD":
+            return answer(root_path)
+        if method == "OPTIONS":
+            return Response.no_content().header("Allow", _FIXED_METHODS)
+        error = HttpError(405, f"Method {method} not allowed", headers={"Allow": _FIXED_METHODS})
+        return self._render_error(error, request, None)
+
+    def _docs_title(self) -> str:
+        if self._title is None:
+            info = self.openapi().get("info")
+            title = info.get("title") if isinstance(info, dict) else None
+            self._title = title if isinstance(title, str) and title else self.title
+        return self._title
+
     def _openapi_response(self) -> Response:
         if self._openapi is None:
             import json
@@ -175,7 +220,7 @@ class Application:
             return api.render_error(error, request)
         offered = self._formats.writable
         request.scope["webrest.negotiated"] = (
-            negotiate(request.headers.get("accept"), offered) or offered[0]
+            negotiate(request.header(b"accept"), offered) or offered[0]
         )
         return with_error_headers(self.error_renderer(error, request), error)
 
@@ -190,17 +235,19 @@ class Application:
         formats = api.formats if api is not None else self._formats
         negotiated = scope.get("webrest.negotiated")
         try:
-            rendered: Rendered = render(response, negotiated, formats)
+            rendered: Rendered = render(response, negotiated, formats, self._default_headers)
         except Exception:
             log.exception("Cannot write the response to %s %s", scope["method"], scope["path"])
             request = Request(scope, receive, send)
             try:
                 error = self._render_error(HttpError(500, "Internal Server Error"), request, api)
-                rendered = render(error, scope.get("webrest.negotiated"), formats)
+                rendered = render(
+                    error, scope.get("webrest.negotiated"), formats, self._default_headers
+                )
             except Exception:  # the format cannot write errors either: plain JSON then
                 log.exception("Cannot write the error response either")
                 error = Response.error(500, "Internal Server Error")
-                rendered = render(error, "application/json", self._formats)
+                rendered = render(error, "application/json", self._formats, self._default_headers)
         await rendered.send(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -108,12 +108,15 @@ def create_app(
     *,
     max_body_size: int | None = DEFAULT_MAX_BODY_SIZE,
     lifespan: Lifespan | None = None,
+    docs_path: str | None = "/docs",
 ) -> Application:
-    """An ASGI application serving the API (and its contract at ``/openapi.json``)."""
+    """An ASGI application serving the API, its contract at ``/openapi.json`` and Swagger UI
+    over it at ``docs_path`` (``None``: no docs page)."""
     return Application(
         {"/": create_api(handlers, max_body_size=max_body_size)},
         error_renderer=plain_text_renderer,
         max_body_size=max_body_size,
         openapi=OPENAPI,
+        docs_path=docs_path,
         lifespan=lifespan,
     )

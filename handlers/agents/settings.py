@@ -221,6 +221,11 @@ class Settings(ServiceSettings):
     port: Annotated[int, BeforeValidator(_port)] = _variable(
         "AGENTS_PORT", "its port (`0`: any free port; the startup line shows the URL)", default=8090
     )
+    docs_enabled: Flag = _variable(
+        "AGENTS_DOCS_ENABLED",
+        "serve Swagger UI over the API's OpenAPI document at `/docs`",
+        default=True,
+    )
     data_dir: Path = _variable(
         "AGENTS_DATA_DIR",
         "blobs (`blobs/`) and, by default, the SQLite database",

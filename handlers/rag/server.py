@@ -114,12 +114,16 @@ def service_options(settings: Settings) -> ServiceOptions:
 
 
 def create_rag_app(
-    service: RagService, max_upload_bytes: int, *, ready_before_serving: bool = False
+    service: RagService,
+    max_upload_bytes: int,
+    *,
+    ready_before_serving: bool = False,
+    docs: bool = True,
 ) -> Application:
     """The HTTP application over ``service``: components load when it starts (its lifespan)
     or at the first request, and are closed when it stops. ``ready_before_serving``: its
     startup waits until no component is loading any more (the server does not: it answers
-    ``/health`` while the models load)."""
+    ``/health`` while the models load). ``docs``: Swagger UI at ``/docs``."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Application) -> AsyncIterator[None]:
@@ -135,6 +139,7 @@ def create_rag_app(
         RagHttpHandlers(service),
         max_body_size=max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
         lifespan=lifespan,
+        docs_path="/docs" if docs else None,
     )
 
 
@@ -165,7 +170,9 @@ class RagServer:
             on_failure=self._on_failure,
         )
         self.service = RagService(components, service_options(settings))
-        self.app = create_rag_app(self.service, settings.max_upload_bytes)
+        self.app = create_rag_app(
+            self.service, settings.max_upload_bytes, docs=settings.docs_enabled
+        )
         self.port = 0
         self._socket: socket.socket | None = None
         self._http: uvicorn.Server | None = None

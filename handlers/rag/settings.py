@@ -74,6 +74,17 @@ def _url(value: object) -> object:
     return value.strip().rstrip("/")
 
 
+def _flag(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    text = value.strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
 def _directory(value: object) -> object:
     return Path(value.strip()).expanduser() if isinstance(value, str) else value
 
@@ -97,6 +108,7 @@ def _collection_name(value: object) -> object:
 
 
 Port = Annotated[int, BeforeValidator(_integer(0, 65535))]
+Flag = Annotated[bool, BeforeValidator(_flag)]
 Url = Annotated[str, BeforeValidator(_url)]
 
 
@@ -118,6 +130,11 @@ class Settings(ServiceSettings):
         8000,
         validation_alias="RAG_PORT",
         description="port of the HTTP listener (`0`: any free port, shown in the startup line)",
+    )
+    docs_enabled: Flag = Field(
+        True,
+        validation_alias="RAG_DOCS_ENABLED",
+        description="serve Swagger UI over the API's OpenAPI document at `/docs`",
     )
     data_dir: Annotated[Path, BeforeValidator(_directory)] = Field(
         Path(".data/rag"),

@@ -208,7 +208,7 @@ class RateLimitServer:
         self._http_socket = _listening_socket(settings.host, settings.port)
         self.http_port = self._http_socket.getsockname()[1]
         config = uvicorn.Config(
-            create_http_app(self.service, self.health),
+            create_http_app(self.service, self.health, docs=settings.docs_enabled),
             lifespan="off",
             access_log=False,
             log_config=None,

@@ -652,6 +652,11 @@ class Settings(ModeSettings):
     # --- listeners -----------------------------------------------------------------------------
     host: str = _variable("HOST", "address of the HTTP listener", "0.0.0.0")
     port: Port = _variable("PORT", "port of the HTTP listener", 8080)
+    docs_enabled: GoBool = _variable(
+        "DOCS_ENABLED",
+        "serve Swagger UI over the HTTP port's OpenAPI document at `/docs`",
+        True,
+    )
     grpc_host: str = _variable("GRPC_HOST", "address of the gRPC listener", "0.0.0.0")
     grpc_port: Port = _variable("GRPC_PORT", "port of the gRPC listener", 8081)
     grpc_uds: str = _variable("GRPC_UDS", "listen for gRPC on this unix socket instead", "")

@@ -32,15 +32,18 @@ from webrest.declarations import (
     RouteDeclaration,
     annotate,
 )
+from webrest.discovery import resource_classes, resources_in
 from webrest.error_rendering import ErrorRenderer, default_error_renderer
-from webrest.errors import BadRequest, ErrorDetail, HttpError
+from webrest.errors import BadRequest, ErrorDetail, HttpError, RegistrationError
 from webrest.formats import Formats, JsonReader, JsonWriter, Reader, Writer, default_formats
 from webrest.interception import Filter, FilterChain, Interceptor, Invocation, Target
 from webrest.multipart import Multipart, Part
 from webrest.negotiation import negotiate
+from webrest.paging import LinkHeader, PageParameters, Pagination, Paging
 from webrest.request import Request
 from webrest.response import Response
 from webrest.sources import Body, Entity, Header, Matrix, Param, Stream, Value
+from webrest.transmission import DefaultHeaders, set_default_headers
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
@@ -49,6 +52,7 @@ __all__ = [
     "BadRequest",
     "Body",
     "Conversion",
+    "DefaultHeaders",
     "Delete",
     "Endpoint",
     "Entity",
@@ -65,15 +69,20 @@ __all__ = [
     "Invocation",
     "JsonReader",
     "JsonWriter",
+    "LinkHeader",
     "Matrix",
     "Multipart",
     "Options",
+    "PageParameters",
+    "Pagination",
+    "Paging",
     "Param",
     "Part",
     "Patch",
     "Post",
     "Put",
     "Reader",
+    "RegistrationError",
     "Request",
     "Resource",
     "Response",
@@ -88,4 +97,7 @@ __all__ = [
     "default_error_renderer",
     "default_formats",
     "negotiate",
+    "resource_classes",
+    "resources_in",
+    "set_default_headers",
 ]

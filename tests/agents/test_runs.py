@@ -36,6 +36,23 @@ def test_a_new_agent_runs_its_starter_program(admin: ServiceClient, unique: str)
     assert answer.schema_valid is None and answer.error is None
 
 
+def test_each_run_runs_the_workspace_as_it_was_when_the_run_was_made(
+    admin: ServiceClient, unique: str
+) -> None:
+    """The worker keeps recent workspaces in memory by snapshot hash: a changed file is a new
+    snapshot, and a change back finds the first one again."""
+    slug = new_agent(admin, unique, program=None)
+    program = "import json, os, pathlib\nout = pathlib.Path(os.environ['AGENT_OUTPUT_DIR'])\n"
+    outputs = []
+    for version in ("one", "two", "one"):
+        body = program + f"(out / 'output.json').write_text(json.dumps({{'v': '{version}'}}))\n"
+        admin.agents.put_file(slug, {"content": body}, path="main.py")
+        answer = admin.agents.run(slug, {"input": {}}, wait_for_completion=30)
+        assert answer.status.value == "completed", answer.error
+        outputs.append(answer.output)
+    assert outputs == [{"v": "one"}, {"v": "two"}, {"v": "one"}]
+
+
 def test_an_async_run_answers_at_once_and_its_outputs_can_be_downloaded(
     admin: ServiceClient, unique: str
 ) -> None:

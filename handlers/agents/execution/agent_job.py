@@ -4,7 +4,8 @@
 server's pool, and each ``agents-worker`` process's):
 
 1. the run spec is rebuilt from the execution's snapshot (config, workspace, input JSON and
-   input files, all blobs);
+   input files, all blobs; the workspaces run lately are kept in memory by snapshot hash,
+   :mod:`~handlers.agents.execution.workspace_cache`);
 2. the program runs (:func:`handlers.agents.runner.run`) while the lease is renewed every
    ``heartbeat_seconds`` and the cancel flag is polled every ``cancel_poll_seconds`` (through
    ``CancelSignal``'s poll callback; a cancel handled in this process also signals at once);
@@ -22,7 +23,7 @@ import asyncio
 import json
 import logging
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -55,6 +56,7 @@ from handlers.agents.execution.leases import (
     renew,
     retry_later,
 )
+from handlers.agents.execution.workspace_cache import WorkspaceCache
 from handlers.agents.runner import (
     CancelSignal,
     RunLimits,
@@ -194,6 +196,8 @@ class ExecutionJob:
         self.on_end = on_end
         self.sandbox = sandbox
         self.limits = run_limits(settings)
+        self.workspaces = WorkspaceCache()
+        """The workspaces run lately (content-addressed: never stale)."""
         self._cancels: dict[str, CancelSignal] = {}
 
     def request_cancel(self, execution_id: str) -> None:
@@ -279,13 +283,25 @@ class ExecutionJob:
                 partial(read_run_snapshot, execution_id=lease.execution_id)
             )
 
-        def load() -> tuple[dict[str, bytes], dict[str, bytes]]:
-            manifest = read_workspace_manifest(self.blobs.get(snapshot.workspace_manifest))
-            workspace = {path: self.blobs.get(digest) for path, digest in manifest.items()}
+        cached = self.workspaces.get(snapshot.workspace_manifest)
+
+        def load() -> tuple[Mapping[str, bytes], dict[str, bytes]]:
+            workspace = cached
+            if workspace is None:
+                manifest = read_workspace_manifest(self.blobs.get(snapshot.workspace_manifest))
+                workspace = self.workspaces.put(
+                    snapshot.workspace_manifest,
+                    {path: self.blobs.get(digest) for path, digest in manifest.items()},
+                )
             inputs = {name: self.blobs.get(digest) for name, digest in snapshot.input_files.items()}
             return workspace, inputs
 
-        workspace, inputs = await anyio.to_thread.run_sync(load)
+        workspace: Mapping[str, bytes]
+        inputs: dict[str, bytes]
+        if cached is not None and not snapshot.input_files:
+            workspace, inputs = cached, {}  # nothing to read: no trip to a thread
+        else:
+            workspace, inputs = await anyio.to_thread.run_sync(load)
         config = snapshot.config
         entrypoint = config.get("entrypoint")
         if not isinstance(entrypoint, list) or not entrypoint:

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import signal
 import sys
+from functools import partial
 
 import psycopg
 from sqlalchemy.exc import SQLAlchemyError
@@ -59,7 +60,17 @@ def worker_tasks(
     tasks.add("reaper", StaleReaper(database, settings, dispatcher, job.on_end).run)
     tasks.add("schedules", schedule_task(database, blobs, dispatching(dispatcher)))
     tasks.add("webhooks", webhook_delivery(settings, database))
+    tasks.add("notifier", partial(_close_when_stopped, notifier))
     return tasks
+
+
+async def _close_when_stopped(notifier: QueueNotifier) -> None:
+    """Hold ``notifier`` open until the worker stops, then send what is pending and close its
+    connection."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await notifier.close()
 
 
 async def serve_worker(settings: Settings) -> None:

@@ -3,6 +3,8 @@ PostgreSQL, one of them killed mid-execution."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import secrets
 import subprocess
@@ -20,6 +22,7 @@ from handlers.agents.settings import Settings, SettingsError
 from handlers.agents.storage.database import Database
 from handlers.agents.storage.migrate import upgrade
 from handlers.agents.storage.schema import Agent, Execution, utc_now
+from handlers.agents.worker import _close_when_stopped
 from tests.agents.run_support import (
     ROOT,
     kill_holder,
@@ -224,3 +227,22 @@ def test_a_server_runs_at_most_its_concurrency_and_queues_the_rest(
             assert (cancelled.was_status.value, cancelled.status.value) == ("pending", "cancelled")
             assert wait_for(client, first.execution_id).status.value == "cancelled"
             assert wait_for(client, third.execution_id).status.value == "completed"
+
+
+def test_the_worker_closes_its_queue_notifier_when_it_stops() -> None:
+    closed: list[bool] = []
+
+    class Notifier:
+        async def close(self) -> None:
+            closed.append(True)
+
+    async def stop_after_start() -> None:
+        task = asyncio.create_task(_close_when_stopped(Notifier()))  # type: ignore[arg-type]
+        await asyncio.sleep(0.01)
+        assert not closed
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stop_after_start())
+    assert closed == [True]

@@ -321,6 +321,32 @@ def test_filters_keep_only_the_named_agents_and_workflows_and_the_chosen_events(
     assert flow_event["data"]["result"] == 41 and flow_event["data"]["resultTruncated"] is False
 
 
+def test_a_block_run_by_a_workflow_sends_its_own_events(
+    fast_admin: ServiceClient, unique: str
+) -> None:
+    block = create(
+        fast_admin,
+        f"name: wh-block-{unique}\nkind: block\nsteps:\n  - id: one\n    type: transform\n"
+        "    value: 20\nresult: ${{ steps.one.output }}\n",
+    )
+    caller = create(
+        fast_admin,
+        f"name: wh-caller-{unique}\nsteps:\n  - id: call\n    type: block\n"
+        f"    block: {block.slug}\nresult: ${{{{ steps.call.output }}}}\n",
+    )
+    with receiver() as hooks:
+        blocks = subscribe(fast_admin, hooks, "/blocks", ["workflow_execution.completed"],
+                           workflowIds=[block.slug])  # fmt: skip
+        run = fast_admin.workflows.run(caller.slug, {"input": {}})
+        ended = wait_for_status(fast_admin, run.execution_id)
+        assert ended.status.value == "completed"
+        deliveries_when(fast_admin, blocks.id, all_delivered(1))
+        [event] = hooks.unique_events("/blocks").values()
+    assert event["type"] == "workflow_execution.completed"
+    assert event["data"]["workflowId"] == block.id and event["data"]["id"] != run.execution_id
+    assert event["data"]["result"] == 20
+
+
 def test_a_subscription_is_its_keys_and_sees_only_what_the_key_may_see(
     fast_server: RunningServer, fast_admin: ServiceClient, unique: str
 ) -> None:

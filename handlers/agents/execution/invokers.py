@@ -41,7 +41,7 @@ from handlers.agents.domain.workflow_store import (
     resolve_version,
 )
 from handlers.agents.execution.agent_job import ExecutionJob
-from handlers.agents.execution.leases import ACTIVE, QUEUED, Lease
+from handlers.agents.execution.leases import ACTIVE, QUEUED, Lease, announce
 from handlers.agents.execution.workflow_journal import MAX_ERROR_CHARS, DatabaseJournal
 from handlers.agents.runner import CancelSignal
 from handlers.agents.settings import Settings
@@ -325,8 +325,12 @@ def _cancelled() -> dict[str, Any]:
 
 
 def _end_child(session: Session, execution_id: str, values: dict[str, Any]) -> None:
-    session.execute(
+    """End a block's child execution, announced (its waiters woken, its webhook events
+    recorded) as any execution that ends."""
+    result = session.execute(
         update(WorkflowExecution)
         .where(WorkflowExecution.id == execution_id, WorkflowExecution.status.in_(ACTIVE))
         .values(**values)
     )
+    if getattr(result, "rowcount", 0) == 1:
+        announce(session, execution_id)

@@ -103,6 +103,8 @@ async def run_process(
             (protocol.exited, REAP_SECONDS, "not reaped"),
             (protocol.closed, DRAIN_SECONDS, "pipes still open"),
         ):
+            if waited.done():  # the usual case: nothing to wait for
+                continue
             try:
                 await asyncio.wait_for(asyncio.shield(waited), seconds)
             except TimeoutError:

@@ -2,8 +2,9 @@
 
 Flags follow Go's ``flag`` package, as upstream's checker: ``-config_dir DIR`` (or
 ``-config_dir=DIR``, ``--config_dir``) and ``-merge_domain_configs`` (a boolean: also
-``-merge_domain_configs=false``). Exit status 0 when the files load, 1 when they do not, 2 for
-bad usage.
+``-merge_domain_configs=false``), and, beyond upstream's, ``-backend_type redis|memcache|memory``
+to also refuse what that ``BACKEND_TYPE`` cannot decide yet (issue 23's algorithms and windows:
+memory only). Exit status 0 when the files load, 1 when they do not, 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ USAGE = """\
 Usage of ratelimit-config-check:
   -config_dir string
     \tpath to directory containing rate limit configs
+  -backend_type string
+    \tcheck the rules for this BACKEND_TYPE too (redis, memcache or memory)
   -merge_domain_configs
     \twhether to merge configurations, referencing the same domain
 """
@@ -29,10 +32,12 @@ class _UsageError(Exception):
     pass
 
 
-def _parse_flags(argv: Sequence[str]) -> tuple[str, bool] | None:
-    """``(config_dir, merge)``; None when help was asked for. Raises :class:`_UsageError`."""
+def _parse_flags(argv: Sequence[str]) -> tuple[str, bool, str | None] | None:
+    """``(config_dir, merge, backend_type)``; None when help was asked for. Raises
+    :class:`_UsageError`."""
     config_dir = ""
     merge = False
+    backend: str | None = None
     arguments = list(argv)
     while arguments:
         argument = arguments.pop(0)
@@ -47,6 +52,17 @@ def _parse_flags(argv: Sequence[str]) -> tuple[str, bool] | None:
                     raise _UsageError("flag needs an argument: -config_dir")
                 value = arguments.pop(0)
             config_dir = value
+        elif name == "backend_type":
+            if not has_value:
+                if not arguments:
+                    raise _UsageError("flag needs an argument: -backend_type")
+                value = arguments.pop(0)
+            if value not in _BACKENDS:
+                raise _UsageError(
+                    f'invalid value "{value}" for flag -backend_type: '
+                    "expected redis, memcache or memory"
+                )
+            backend = value
         elif name == "merge_domain_configs":
             try:
                 merge = parse_bool(value) if has_value else True
@@ -56,7 +72,10 @@ def _parse_flags(argv: Sequence[str]) -> tuple[str, bool] | None:
                 ) from None
         else:
             raise _UsageError(f"flag provided but not defined: -{name}")
-    return config_dir, merge
+    return config_dir, merge, backend
+
+
+_BACKENDS = ("redis", "memcache", "memory")
 
 
 def _read_directory(directory: str) -> list[tuple[str, bytes]]:
@@ -83,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if flags is None:
         print(USAGE, end="", file=sys.stderr)
         return 0
-    config_dir, merge = flags
+    config_dir, merge, backend = flags
     try:
         files = _read_directory(config_dir)
     except OSError as error:
@@ -94,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     try:
-        rule_set = load_rule_set(files, merge_domains=merge)
+        rule_set = load_rule_set(files, merge_domains=merge, backend=backend)
     except ConfigError as error:
         print(f"error loading rate limit configs: {error}", file=sys.stderr)
         return 1
@@ -104,7 +123,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _count_limits(node: DescriptorNode) -> int:
-    return sum((child.limit is not None) + _count_limits(child) for child in node.children.values())
+    return sum(
+        (child.limit is not None) + len(child.more_limits) + _count_limits(child)
+        for child in node.children.values()
+    )
 
 
 if __name__ == "__main__":

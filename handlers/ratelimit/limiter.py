@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from random import random
 from typing import TypeAlias
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.backends.base import CounterStore, Increment
+from handlers.ratelimit import algorithms
+from handlers.ratelimit.backends.base import (
+    AlgorithmStore,
+    BackendError,
+    CounterStore,
+    Increment,
+    LimitCheck,
+)
 from handlers.ratelimit.local_cache import LocalCache
 from handlers.ratelimit.matching import Entries, MatchedLimit
 
@@ -48,14 +55,25 @@ def key_stem(prefix: str, domain: str, entries: Entries, limit: MatchedLimit) ->
             (key, patterns.get(index, value)) for index, (key, value) in enumerate(entries)
         )
     body = "".join([f"{key}_{value}_" for key, value in entries])
-    return f"{prefix}{domain}_{body}"
+    stem = f"{prefix}{domain}_{body}"
+    if limit.tag and not limit.advanced:
+        # a fixed window of whole seconds that is not one unit: upstream's counting, under a
+        # key of its own (``stem + "fw30000_" + window start``)
+        return f"{stem}{limit.tag}_"
+    return stem  # an advanced limit's keys are ``stem + tag`` of each of its limits
 
 
-Counted: TypeAlias = tuple[list[Code], list[int], int]
+Reported: TypeAlias = dict[int, tuple[MatchedLimit, int]]
+"""Statuses of issue 23's limits (``MatchedLimit.advanced``), by index: the limit reported as
+``current_limit`` (the deciding one of several) and the whole seconds until reset (rounded
+up)."""
+
+Counted: TypeAlias = tuple[list[Code], list[int], int, Reported | None]
 """What counting a request's descriptors gave: per descriptor in order, its code (OK or
 OVER_LIMIT; OK without a limit or in shadow mode) and the hits left in its window (0 where over
 the limit or without a limit); then the time counted at, in whole seconds (the windows' reset
-is measured from it). A plain tuple: one is made per request."""
+is measured from it); then the statuses of issue 23's limits, None when there is none. A plain
+tuple: one is made per request."""
 
 
 def response_message(
@@ -64,21 +82,26 @@ def response_message(
     remaining: Sequence[int],
     limits: Sequence[MatchedLimit | None],
     now: int,
+    resets: Mapping[int, int] | None = None,
 ) -> rls_pb2.RateLimitResponse:
     """The response with these statuses: each with its code and remaining hits, and where it
-    has a limit, that limit as ``current_limit`` and the seconds until its window resets."""
+    has a limit, that limit as ``current_limit`` and the seconds until its window resets
+    (``resets[i]`` where given: issue 23's limits)."""
     response = rls_pb2.RateLimitResponse()
     if overall_code:  # set as an attribute: a keyword argument to the constructor costs more
         response.overall_code = overall_code
     # statuses are built in place: a status made on its own is copied again when added
     add = response.statuses.add
-    for code, left, limit in zip(codes, remaining, limits, strict=True):
+    for index, (code, left, limit) in enumerate(zip(codes, remaining, limits, strict=True)):
         status = add()
         status.code = code
         if left:
             status.limit_remaining = left
         if limit is not None:
             status.current_limit.CopyFrom(limit.current)
+            if resets is not None and index in resets:
+                status.duration_until_reset.seconds = resets[index]
+                continue
             divider = limit.divider  # seconds_until_reset, without a call per status
             status.duration_until_reset.seconds = divider - now % divider
     return response
@@ -128,15 +151,25 @@ class Limiter:
 
         This runs for every request: the common steps are written out here rather than
         called (a call per descriptor costs more than the step)."""
-        now = int(self._clock())
+        clock = self._clock()
+        now = int(clock)
         keys: list[str] = []  # "" where nothing is counted
+        advanced = False
         for limit, stem, hit in zip(limits, stems, hits, strict=True):
             if limit is None:
                 keys.append("")
             else:
                 limit.stats.total_hits.value += hit
+                if limit.advanced:
+                    keys.append("")
+                    advanced = True
+                    continue
                 divider = limit.divider  # cache_key, inline
                 keys.append(f"{stem}{now // divider * divider}")
+        reported: Reported | None = None
+        statuses: dict[int, tuple[Code, int]] = {}
+        if advanced:
+            reported, statuses = await self._decide_advanced(stems, limits, hits, int(clock * 1000))
 
         # which keys are over in the local cache (None: none is)
         local_over: list[bool] | None = None
@@ -173,6 +206,9 @@ class Limiter:
             if limit is None:
                 codes.append(OK)
                 remaining.append(0)
+            elif limit.advanced:
+                codes.append(OK)  # set by _decide_advanced below
+                remaining.append(0)
             elif local_over is not None and local_over[i]:
                 codes.append(self._local_over(limit, hits[i]))
                 remaining.append(0)
@@ -191,7 +227,86 @@ class Limiter:
                 else:
                     codes.append(self._decide(limit, key, after, hit))
                     remaining.append(ceiling - after if after <= ceiling else 0)
-        return codes, remaining, now
+        if reported is not None:
+            for i, (code, left) in statuses.items():
+                codes[i] = code
+                remaining[i] = left
+        return codes, remaining, now, reported
+
+    async def _decide_advanced(
+        self,
+        stems: Sequence[str],
+        limits: Sequence[MatchedLimit | None],
+        hits: Sequence[int],
+        now_ms: int,
+    ) -> tuple[Reported, dict[int, tuple[Code, int]]]:
+        """Decides the descriptors of issue 23's limits in the store (one call for all) and
+        counts their statistics; returns what their statuses report, and their codes and
+        remaining hits, by index."""
+        store = self.store
+        if not isinstance(store, AlgorithmStore):  # refused at config load; never expected
+            raise BackendError("this backend decides only upstream's fixed windows")
+        checks: list[LimitCheck] = []
+        for limit, stem, hit in zip(limits, stems, hits, strict=True):
+            if limit is not None and limit.advanced:
+                for each in (limit, *limit.others):
+                    checks.append(
+                        LimitCheck(
+                            stem + each.tag,
+                            each.algorithm,
+                            each.requests_per_unit,
+                            each.window_ms,
+                            each.burst,
+                            hit,
+                        )
+                    )
+        decisions = await store.decide(checks, now_ms)
+        reported: Reported = {}
+        statuses: dict[int, tuple[Code, int]] = {}
+        position = 0
+        for i, limit in enumerate(limits):
+            if limit is None or not limit.advanced:
+                continue
+            count = 1 + len(limit.others)
+            group = decisions[position : position + count]
+            position += count
+            shown = limit
+            if count == 1:
+                over = group[0].over_limit
+                left = group[0].limit_remaining
+                duration_ms = group[0].duration_until_reset_ms
+            else:
+                combined = algorithms.combine(group)
+                shown = (limit, *limit.others)[combined.reported]
+                over = combined.over_limit
+                left = combined.limit_remaining
+                duration_ms = combined.duration_until_reset_ms
+            statuses[i] = (self._advanced_code(limit, shown, over, left, hits[i]), left)
+            reported[i] = (shown, -(-duration_ms // 1000))
+        return reported, statuses
+
+    def _advanced_code(
+        self, limit: MatchedLimit, shown: MatchedLimit, over: bool, left: int, hits: int
+    ) -> Code:
+        """The statistics and code of an issue 23 descriptor: over counts all its hits (only
+        admitted hits are counted by the sliding window and the token bucket), near counts the
+        admitted hits past the near-limit share of the reported limit's allowance (its
+        ``burst`` for a token bucket), used = allowance - remaining playing upstream's
+        "after"."""
+        stats = limit.stats
+        if over:
+            stats.over_limit.add(hits)
+            if limit.shadow_mode:
+                stats.shadow_mode.add(hits)
+                return OK
+            return OVER_LIMIT
+        stats.within_limit.add(hits)
+        allowance = shown.burst or shown.requests_per_unit
+        near = self._near_threshold(allowance)
+        used = allowance - left
+        if used > near:
+            stats.near_limit.add(min(hits, used - near))
+        return OK
 
     async def _stop_amounts(
         self,

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.config.model import DescriptorNode, DomainRules, Unit
+from handlers.ratelimit.config.model import (
+    FIXED_WINDOW,
+    DescriptorNode,
+    DomainRules,
+    RuleLimit,
+    Unit,
+)
 from handlers.ratelimit.proto_json import current_limit_json
 from handlers.ratelimit.proto_wire import current_limit_wire
 from handlers.ratelimit.stats import RateLimitStats, ServiceStats
@@ -37,6 +43,21 @@ class MatchedLimit:
     share_patterns: Mapping[int, str] | None = None
     """Entry index -> the wildcard value counted in its place (``share_threshold`` rules)."""
     metadata: Mapping[str, Any] | None = None
+    algorithm: str = FIXED_WINDOW
+    window_ms: int = 0
+    """0: upstream's window of one ``unit``."""
+    burst: int = 0
+    tag: str = ""
+    """The key tag of an issue 23 limit (``RuleLimit.tag``)."""
+    others: tuple[MatchedLimit, ...] = ()
+    """The descriptor's limits after this one (a ``rate_limits:`` list): each is decided,
+    and the most restrictive answers (``algorithms.combine``)."""
+    advanced: bool = field(init=False)
+    """Decided by ``algorithms.py`` in the store (another algorithm, a window that is not
+    whole seconds, or several limits); otherwise counted as upstream's fixed window, whose
+    length is ``divider``."""
+    names: tuple[str, ...] = field(init=False)
+    """The names ``replaces`` drops this descriptor by: every limit's that has one."""
     divider: int = field(init=False)
     per_second: bool = field(init=False)
     current: rls_pb2.RateLimitResponse.RateLimit = field(init=False)
@@ -48,8 +69,20 @@ class MatchedLimit:
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
-        set_field(self, "divider", self.unit.divider)
-        set_field(self, "per_second", self.unit is Unit.SECOND)
+        window_ms = self.window_ms
+        divider = window_ms // 1000 if window_ms else self.unit.divider
+        set_field(self, "divider", divider)
+        set_field(self, "per_second", divider == 1)
+        set_field(
+            self,
+            "advanced",
+            self.algorithm != FIXED_WINDOW or window_ms % 1000 != 0 or bool(self.others),
+        )
+        set_field(
+            self,
+            "names",
+            tuple(limit.name for limit in (self, *self.others) if limit.name),
+        )
         set_field(
             self,
             "current",
@@ -157,16 +190,25 @@ def find_limit(
         stats_key = ".".join(by_value)
     else:
         stats_key = found.full_key
-    limit = found.limit
-    return MatchedLimit(
-        requests_per_unit=limit.requests_per_unit,
-        unit=limit.unit,
-        stats=stats.rate_limit(stats_key),
-        name=limit.name,
-        unlimited=limit.unlimited,
-        shadow_mode=found.shadow_mode,
-        quota_mode=found.quota_mode,
-        replaces=limit.replaces,
-        share_patterns=share_patterns,
-        metadata=found.metadata,
-    )
+    rule_stats = stats.rate_limit(stats_key)
+
+    def matched(limit: RuleLimit, others: tuple[MatchedLimit, ...] = ()) -> MatchedLimit:
+        return MatchedLimit(
+            requests_per_unit=limit.requests_per_unit,
+            unit=limit.unit,
+            stats=rule_stats,
+            name=limit.name,
+            unlimited=limit.unlimited,
+            shadow_mode=found.shadow_mode,
+            quota_mode=found.quota_mode,
+            replaces=limit.replaces,
+            share_patterns=share_patterns,
+            metadata=found.metadata,
+            algorithm=limit.algorithm,
+            window_ms=limit.window_ms,
+            burst=limit.burst,
+            tag=limit.tag,
+            others=others,
+        )
+
+    return matched(found.limit, tuple(matched(limit) for limit in found.more_limits))

@@ -143,7 +143,9 @@ class RateLimitService:
             plan.domain_not_found.value += len(plan.limits)
 
         try:
-            codes, remaining, now = await self.limiter.count(plan.stems, plan.limits, plan.hits)
+            codes, remaining, now, reported = await self.limiter.count(
+                plan.stems, plan.limits, plan.hits
+            )
         except BackendError:
             self.stats.redis_error.add()
             raise
@@ -171,13 +173,24 @@ class RateLimitService:
             self.stats.global_shadow_mode.add()
         response = None
         headers, metadata = self._headers_enabled, modes.response_dynamic_metadata
-        if message or headers or metadata:
-            response = response_message(overall, codes, remaining, plan.limits, now)
+        limits = plan.limits
+        resets: dict[int, int] | None = None
+        if reported is not None:
+            # issue 23's limits: each status reports its deciding limit and its own duration,
+            # which the message states (the encoders without a message know only windows)
+            shown = list(limits)
+            resets = {}
+            for i, (limit, seconds) in reported.items():
+                shown[i] = limit
+                resets[i] = seconds
+            limits = tuple(shown)
+        if message or headers or metadata or resets is not None:
+            response = response_message(overall, codes, remaining, limits, now, resets)
             if headers:
-                self._add_headers(response, plan.limits, modes)
+                self._add_headers(response, limits, modes)
             if metadata:
-                _add_dynamic_metadata(response, request, plan.limits)
-        return _new_tuple(Decision, (overall, codes, remaining, plan.limits, now, response))
+                _add_dynamic_metadata(response, request, limits)
+        return _new_tuple(Decision, (overall, codes, remaining, limits, now, response))
 
     def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
         """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never
@@ -327,7 +340,7 @@ def _limits_to_check(
     to_check: list[MatchedLimit | None] = []
     unlimited: list[bool] = []
     for limit in matched:
-        if limit is None or (limit.name and limit.name in replaced):
+        if limit is None or (limit.names and not replaced.isdisjoint(limit.names)):
             to_check.append(None)
             unlimited.append(False)
         elif limit.unlimited:

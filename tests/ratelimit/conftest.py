@@ -9,7 +9,8 @@ from typing import Any
 
 from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.backends.base import Increment
+from handlers.ratelimit import algorithms
+from handlers.ratelimit.backends.base import Increment, LimitCheck
 from handlers.ratelimit.backends.memory import MemoryStore
 from handlers.ratelimit.config.model import RuleSet, Unit
 from handlers.ratelimit.config.parse import load_rule_set
@@ -62,6 +63,7 @@ class RecordingStore:
     inner: MemoryStore = field(default_factory=MemoryStore)
     increments: list[list[Increment]] = field(default_factory=list)
     gets: list[list[tuple[str, bool]]] = field(default_factory=list)
+    decisions: list[list[LimitCheck]] = field(default_factory=list)
 
     async def start(self) -> None:
         return None
@@ -73,6 +75,12 @@ class RecordingStore:
     async def increment(self, increments: Sequence[Increment]) -> list[int]:
         self.increments.append(list(increments))
         return await self.inner.increment(increments)
+
+    async def decide(
+        self, checks: Sequence[LimitCheck], now_ms: int
+    ) -> list[algorithms.Decision[Any]]:
+        self.decisions.append(list(checks))
+        return await self.inner.decide(checks, now_ms)
 
     def connected(self) -> bool:
         return True

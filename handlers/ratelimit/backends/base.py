@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from handlers.ratelimit.algorithms import Decision
 
 
 class BackendError(Exception):
@@ -48,3 +50,28 @@ class CounterStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class LimitCheck(NamedTuple):
+    """One limit of issue 23 (``handlers/ratelimit/algorithms.py``) to decide on a request's
+    hits: the key holds the algorithm's state."""
+
+    key: str
+    algorithm: str
+    """``fixed_window``, ``sliding_window`` or ``token_bucket``."""
+    limit: int
+    window_ms: int
+    burst: int
+    """The token bucket's size (0 for the windows)."""
+    hits: int
+
+
+@runtime_checkable
+class AlgorithmStore(Protocol):
+    """A store that decides every algorithm of ``algorithms.py`` (the memory store; Redis and
+    memcached come in issue 23's next step, and until then their rules are refused at load)."""
+
+    async def decide(self, checks: Sequence[LimitCheck], now_ms: int) -> list[Decision[Any]]:
+        """Decide each check at ``now_ms`` (the limiter's clock, in ms) and store its new
+        state, in order; all of them atomically with respect to other requests."""
+        ...

@@ -45,15 +45,36 @@ _DIVIDERS = {
 MAX_UINT32 = 4294967295
 
 
+FIXED_WINDOW = "fixed_window"
+SLIDING_WINDOW = "sliding_window"
+TOKEN_BUCKET = "token_bucket"
+ALGORITHMS = (FIXED_WINDOW, SLIDING_WINDOW, TOKEN_BUCKET)
+
+
 @dataclass(frozen=True, slots=True)
 class RuleLimit:
-    """A ``rate_limit:`` block."""
+    """A ``rate_limit:`` block, or one entry of ``rate_limits:``."""
 
     requests_per_unit: int
     unit: Unit
+    """The unit a response's ``current_limit`` states: the rule's plain unit, or ``UNKNOWN``
+    for a window that is not exactly one upstream unit (``unit_multiplier``, ``window``)."""
     unlimited: bool = False
     name: str = ""
     replaces: tuple[str, ...] = ()
+    algorithm: str = FIXED_WINDOW
+    window_ms: int = 0
+    """The window in milliseconds; 0 for an upstream limit (one ``unit``, its divider)."""
+    burst: int = 0
+    """The token bucket's size (``token_bucket`` only)."""
+    tag: str = ""
+    """What the counter key carries after the descriptor's entries so that it never meets
+    an upstream fixed-window key (empty for an upstream limit); see ``limiter.key_stem``."""
+
+    @property
+    def upstream(self) -> bool:
+        """A plain upstream limit: fixed window of one unit, keys and answers as upstream."""
+        return self.window_ms == 0
 
 
 @dataclass(eq=False, slots=True)
@@ -65,6 +86,8 @@ class DescriptorNode:
     full_key: str
     """``domain.parent_path.key[_value]``: the rule's default statistics key."""
     limit: RuleLimit | None = None
+    more_limits: tuple[RuleLimit, ...] = ()
+    """The limits after the first of a ``rate_limits:`` list (``limit`` is the first)."""
     shadow_mode: bool = False
     quota_mode: bool = False
     detailed_metric: bool = False

@@ -33,7 +33,12 @@ from typing import Any, Final
 
 import yaml
 
+from handlers.ratelimit import algorithms
 from handlers.ratelimit.config.model import (
+    ALGORITHMS,
+    FIXED_WINDOW,
+    SLIDING_WINDOW,
+    TOKEN_BUCKET,
     DescriptorNode,
     DomainRules,
     RuleLimit,
@@ -536,6 +541,12 @@ _ALL_KEYS = frozenset(
         "value_to_metric",
         "share_threshold",
         "metadata",
+        # issue 23: windows of any length, more algorithms, several limits per descriptor
+        "unit_multiplier",
+        "window",
+        "algorithm",
+        "burst",
+        "rate_limits",
     ]
 )
 _ROOT_KEYS = frozenset(["domain", "descriptors"])
@@ -544,6 +555,7 @@ _DESCRIPTOR_KEYS = frozenset(
         "key",
         "value",
         "rate_limit",
+        "rate_limits",
         "descriptors",
         "shadow_mode",
         "quota_mode",
@@ -553,13 +565,17 @@ _DESCRIPTOR_KEYS = frozenset(
         "metadata",
     ]
 )
-_RATE_LIMIT_KEYS = frozenset(["unit", "requests_per_unit", "unlimited", "name", "replaces"])
+_NEW_RATE_LIMIT_KEYS = frozenset(["unit_multiplier", "window", "algorithm", "burst"])
+_RATE_LIMIT_KEYS = (
+    frozenset(["unit", "requests_per_unit", "unlimited", "name", "replaces"]) | _NEW_RATE_LIMIT_KEYS
+)
 _REPLACE_KEYS = frozenset(["name"])
 # (level, key) -> level of the value; a map anywhere else is checked against _ALL_KEYS only
 _CHILD_LEVEL: dict[tuple[frozenset[str], str], frozenset[str]] = {
     (_ROOT_KEYS, "descriptors"): _DESCRIPTOR_KEYS,
     (_DESCRIPTOR_KEYS, "descriptors"): _DESCRIPTOR_KEYS,
     (_DESCRIPTOR_KEYS, "rate_limit"): _RATE_LIMIT_KEYS,
+    (_DESCRIPTOR_KEYS, "rate_limits"): _RATE_LIMIT_KEYS,
     (_RATE_LIMIT_KEYS, "replaces"): _REPLACE_KEYS,
 }
 
@@ -609,6 +625,19 @@ class _RateLimitSpec:
     unlimited: bool = False
     name: str = ""
     replaces: list[str] = field(default_factory=list)
+    # issue 23's fields, kept as values (with their lines) and checked when the tree is built
+    unit_multiplier: _Value | None = None
+    window: _Value | None = None
+    algorithm: _Value | None = None
+    burst: _Value | None = None
+    line: int | None = None
+
+    @property
+    def uses_new_fields(self) -> bool:
+        return any(
+            item is not None
+            for item in (self.unit_multiplier, self.window, self.algorithm, self.burst)
+        )
 
 
 @dataclass(slots=True)
@@ -616,6 +645,8 @@ class _DescriptorSpec:
     key: str = ""
     value: str = ""
     rate_limit: _RateLimitSpec | None = None
+    rate_limits: list[_RateLimitSpec] | None = None
+    rate_limits_line: int | None = None
     descriptors: list[_DescriptorSpec] = field(default_factory=list)
     shadow_mode: bool = False
     quota_mode: bool = False
@@ -704,6 +735,12 @@ class _Decoder:
                 setattr(spec, key, self.string(item))
             elif key == "rate_limit":
                 spec.rate_limit = None if item.kind == _NULL else self.rate_limit(item)
+            elif key == "rate_limits" and item.kind != _NULL:
+                spec.rate_limits = [
+                    self.rate_limit(entry)
+                    for entry in self.elements(item, "[]config.YamlRateLimit")
+                ]
+                spec.rate_limits_line = item.line
             elif key == "descriptors":
                 spec.descriptors = self.descriptors(item)
             elif key in ("shadow_mode", "quota_mode", "detailed_metric", "value_to_metric"):
@@ -718,9 +755,11 @@ class _Decoder:
         return spec
 
     def rate_limit(self, value: _Value) -> _RateLimitSpec:
-        spec = _RateLimitSpec()
+        spec = _RateLimitSpec(line=value.line)
         for key, item in self.fields(value, "config.YamlRateLimit"):
-            if key == "requests_per_unit":
+            if key in _NEW_RATE_LIMIT_KEYS:
+                setattr(spec, key, None if item.kind == _NULL else item)
+            elif key == "requests_per_unit":
                 spec.requests_per_unit = self.uint32(item)
             elif key == "unit":
                 spec.unit = None if item.kind == _NULL else self.string(item)
@@ -801,8 +840,9 @@ def _utf8(text: str) -> str:
 class _TreeBuilder:
     """Loads decoded files into domains, with upstream's checks in upstream's order."""
 
-    def __init__(self, merge_domains: bool) -> None:
+    def __init__(self, merge_domains: bool, backend: str | None = None) -> None:
         self._merge = merge_domains
+        self._backend = backend
         self._domains: dict[str, DomainRules] = {}
 
     def add(self, name: str, root: _RootSpec) -> None:
@@ -831,9 +871,7 @@ class _TreeBuilder:
             full_key = prefix + composite
             if composite in parent.children:
                 raise ConfigError(name, f"duplicate descriptor composite key '{full_key}'")
-            limit = (
-                None if spec.rate_limit is None else self._limit(name, full_key, spec.rate_limit)
-            )
+            limit, more_limits = self._limits(name, full_key, spec)
             if spec.share_threshold and "*" not in composite:
                 raise ConfigError(
                     name,
@@ -851,6 +889,7 @@ class _TreeBuilder:
                 value=spec.value,
                 full_key=full_key,
                 limit=limit,
+                more_limits=more_limits,
                 shadow_mode=spec.shadow_mode,
                 quota_mode=spec.quota_mode,
                 detailed_metric=spec.detailed_metric,
@@ -860,6 +899,114 @@ class _TreeBuilder:
             )
             self._descriptors(name, node, full_key + ".", spec.descriptors)
             parent.add_child(node)
+
+    def _limits(
+        self, name: str, full_key: str, spec: _DescriptorSpec
+    ) -> tuple[RuleLimit | None, tuple[RuleLimit, ...]]:
+        """A descriptor's limits: the first (``None`` without one) and those after it."""
+        if spec.rate_limits is not None:
+            line = spec.rate_limits_line
+            if spec.rate_limit is not None:
+                raise _rule_error(
+                    name, full_key, line, "give either rate_limit or rate_limits, not both"
+                )
+            if not spec.rate_limits:
+                raise _rule_error(name, full_key, line, "rate_limits needs at least one limit")
+            built = [
+                self._new_limit(name, full_key, entry, index, several=True)
+                for index, entry in enumerate(spec.rate_limits)
+            ]
+            return built[0], tuple(built[1:])
+        if spec.rate_limit is None:
+            return None, ()
+        if spec.rate_limit.uses_new_fields:
+            return self._new_limit(name, full_key, spec.rate_limit, 0, several=False), ()
+        return self._limit(name, full_key, spec.rate_limit), ()
+
+    def _new_limit(
+        self, name: str, full_key: str, spec: _RateLimitSpec, index: int, *, several: bool
+    ) -> RuleLimit:
+        """A ``rate_limit`` using issue 23's fields, or an entry of ``rate_limits``."""
+
+        def fail(reason: str, value: _Value | None = None) -> ConfigError:
+            line = value.line if value is not None and value.line is not None else spec.line
+            return _rule_error(name, full_key, line, reason)
+
+        if spec.unlimited:
+            raise fail(
+                "a rate_limits entry cannot be unlimited (use rate_limit: {unlimited: true})"
+                if several
+                else "an unlimited rate limit takes no unit_multiplier, window, algorithm or burst"
+            )
+        if several and spec.replaces:
+            raise fail("replaces belongs on rate_limit: a rate_limits entry cannot replace rules")
+        if spec.requests_per_unit is None:
+            raise fail("missing 'requests_per_unit'")
+        for replaced in spec.replaces:
+            if replaced == "":
+                raise ConfigError(name, "should not have an empty replaces entry")
+            if replaced == spec.name:
+                raise ConfigError(name, "replaces should not contain name of same descriptor")
+        algorithm = FIXED_WINDOW
+        if spec.algorithm is not None:
+            algorithm = spec.algorithm.string if spec.algorithm.kind == _STR else ""
+            if algorithm not in ALGORITHMS:
+                raise fail(
+                    f"unknown algorithm '{spec.algorithm.text}': expected "
+                    + ", ".join(ALGORITHMS[:-1])
+                    + f" or {ALGORITHMS[-1]}",
+                    spec.algorithm,
+                )
+        try:
+            window = algorithms.parse_window(
+                spec.unit, _plain(spec.unit_multiplier), _plain(spec.window)
+            )
+        except algorithms.WindowError as error:
+            raise fail(str(error), spec.window or spec.unit_multiplier) from None
+        limit = spec.requests_per_unit
+        burst = 0
+        if spec.burst is not None:
+            if algorithm != TOKEN_BUCKET:
+                raise fail(f"burst is for token_bucket only, not {algorithm}", spec.burst)
+            if spec.burst.kind not in (_INT, _UINT) or spec.burst.data < 1:
+                raise fail(
+                    f"invalid burst '{spec.burst.text}': expected a whole number, at least 1",
+                    spec.burst,
+                )
+            burst = int(spec.burst.data)
+        elif algorithm == TOKEN_BUCKET:
+            burst = max(limit, 1)
+        try:
+            if algorithm == TOKEN_BUCKET:
+                algorithms.check_token_bucket(limit, window.ms, burst)
+            elif algorithm == SLIDING_WINDOW:
+                algorithms.check_sliding_window(limit, window.ms)
+            else:
+                algorithms.check_fixed_window(limit, window.ms)
+        except ValueError as error:
+            raise fail(str(error), spec.burst) from None
+        plain_unit = window.multiplier == 1 and window.unit != ""
+        unit = _UNITS[window.unit.upper()] if plain_unit else Unit.UNKNOWN
+        if algorithm == FIXED_WINDOW and plain_unit and not several:
+            # an upstream limit spelt with the new fields: upstream's keys and answers
+            return RuleLimit(limit, unit, False, spec.name, tuple(spec.replaces))
+        backend = self._backend
+        # Redis counts a fixed window of whole seconds as upstream's, under its own key
+        counted = backend == "redis" and algorithm == FIXED_WINDOW and not several
+        if backend in _COUNTER_ONLY_BACKENDS and not (counted and window.ms % 1000 == 0):
+            if algorithm != FIXED_WINDOW:
+                feature = algorithm
+            elif several:
+                feature = "rate_limits (several limits on one descriptor)"
+            elif window.ms % 1000:
+                feature = f"a fixed window of {window.ms} ms (not whole seconds)"
+            else:
+                feature = f"a fixed window of {window.ms} ms (not one whole unit)"
+            raise fail(f"{feature} is not supported by the {backend} backend yet")
+        tag = f"{_TAGS[algorithm]}{window.ms}" + (f".{index}" if index else "")
+        return RuleLimit(
+            limit, unit, False, spec.name, tuple(spec.replaces), algorithm, window.ms, burst, tag
+        )
 
     @staticmethod
     def _limit(name: str, full_key: str, spec: _RateLimitSpec) -> RuleLimit:
@@ -888,23 +1035,50 @@ class _TreeBuilder:
         return RuleLimit(spec.requests_per_unit, unit, False, spec.name, tuple(spec.replaces))
 
 
+_TAGS = {FIXED_WINDOW: "fw", SLIDING_WINDOW: "sw", TOKEN_BUCKET: "tb"}
+_COUNTER_ONLY_BACKENDS = frozenset(["redis", "memcache"])
+"""Backends that only count fixed windows of whole seconds (Redis: of any number of seconds;
+memcached: one unit); issue 23's step 3 adds the rest."""
+
+
+def _plain(value: _Value | None) -> object:
+    """A YAML value as :func:`algorithms.parse_window` reads it."""
+    if value is None:
+        return None
+    return value.data if value.kind in (_STR, _INT, _UINT, _BOOL, _FLOAT) else value.text
+
+
+def _rule_error(name: str, full_key: str, line: int | None, reason: str) -> ConfigError:
+    where = f" at line {line}" if line is not None else ""
+    return ConfigError(name, f"config error, rate limit '{full_key}'{where}: {reason}")
+
+
 # ---------------------------------------------------------------------------------------------
 # Public API
 
 
-def load_rule_set(files: Sequence[tuple[str, str | bytes]], *, merge_domains: bool) -> RuleSet:
+def load_rule_set(
+    files: Sequence[tuple[str, str | bytes]], *, merge_domains: bool, backend: str | None = None
+) -> RuleSet:
     """Load rule files, each ``(config name, YAML text)``; raises :class:`ConfigError`.
+
+    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service: ``redis`` and
+    ``memcache`` refuse the rules only the memory backend decides yet (another algorithm than
+    the fixed window, a window that is not one whole unit, several limits on a descriptor).
 
     Every file is parsed and checked before any is loaded, so a YAML or key error in any file
     is reported before a semantic one. Domains repeated across files are merged when
     ``merge_domains``, an error otherwise.
     """
     decoded = [(name, _decode(name, _parse_first_document(name, text))) for name, text in files]
-    return _build(decoded, merge_domains)
+    return _build(decoded, merge_domains, backend)
 
 
 def load_documents(
-    documents: Sequence[tuple[str, Mapping[str, Any]]], *, merge_domains: bool
+    documents: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    merge_domains: bool,
+    backend: str | None = None,
 ) -> RuleSet:
     """Like :func:`load_rule_set` for documents already parsed into mappings (xDS)."""
     decoded: list[tuple[str, _RootSpec]] = []
@@ -914,11 +1088,13 @@ def load_documents(
         except _YamlFailure as error:
             raise ConfigError(name, f"error loading config file: yaml: {error}") from None
         decoded.append((name, _decode(name, value)))
-    return _build(decoded, merge_domains)
+    return _build(decoded, merge_domains, backend)
 
 
-def _build(decoded: list[tuple[str, _RootSpec]], merge_domains: bool) -> RuleSet:
-    builder = _TreeBuilder(merge_domains)
+def _build(
+    decoded: list[tuple[str, _RootSpec]], merge_domains: bool, backend: str | None = None
+) -> RuleSet:
+    builder = _TreeBuilder(merge_domains, backend)
     for name, spec in decoded:
         builder.add(name, spec)
     return builder.result()
@@ -928,11 +1104,17 @@ def dump(rule_set: RuleSet) -> list[str]:
     """Upstream's ``/rlconfig`` lines, one per rule that has a ``rate_limit``."""
     lines: list[str] = []
     for node in rule_set.rules():
-        limit = node.limit
-        assert limit is not None
-        lines.append(
-            f"{node.full_key}: unit={limit.unit.name} requests_per_unit={limit.requests_per_unit}, "
-            f"shadow_mode: {str(node.shadow_mode).lower()}, "
-            f"quota_mode: {str(node.quota_mode).lower()}"
-        )
+        assert node.limit is not None
+        for limit in (node.limit, *node.more_limits):
+            line = (
+                f"{node.full_key}: unit={limit.unit.name} "
+                f"requests_per_unit={limit.requests_per_unit}, "
+                f"shadow_mode: {str(node.shadow_mode).lower()}, "
+                f"quota_mode: {str(node.quota_mode).lower()}"
+            )
+            if not limit.upstream:  # issue 23's limits say what they are
+                line += f", algorithm: {limit.algorithm}, window: {limit.window_ms}ms"
+                if limit.burst:
+                    line += f", burst: {limit.burst}"
+            lines.append(line)
     return lines

@@ -68,8 +68,8 @@ class LimitCheck(NamedTuple):
 
 @runtime_checkable
 class AlgorithmStore(Protocol):
-    """A store that decides every algorithm of ``algorithms.py`` (the memory store; Redis and
-    memcached come in issue 23's next step, and until then their rules are refused at load)."""
+    """A store that decides every algorithm of ``algorithms.py`` (the memory store, and Redis
+    with its Lua script; memcached does not, and its rules are refused at load)."""
 
     async def decide(self, checks: Sequence[LimitCheck], now_ms: int) -> list[Decision[Any]]:
         """Decide each check at ``now_ms`` (the limiter's clock, in ms) and store its new

@@ -53,11 +53,23 @@ still verified), ``auth``, ``sentinel_auth``, ``cluster_pipeline_parallelism`` a
 
 Every failure (connection, timeout, empty pool under ERROR, error reply) raises
 :class:`BackendError` with the Redis error text. URLs are logged with credentials masked.
+
+**Issue 23's limits** (:meth:`RedisStore.decide`: sliding windows, token buckets, fixed windows
+that are not counted as upstream's): each check is one ``EVALSHA`` of :data:`DECIDE_SCRIPT` on
+its one key, which does the step of ``algorithms.py`` atomically in Redis (``GET``, the same
+integer math, ``SET ... PX`` when the state changes), with the service's clock in ``ARGV``.
+The ``EVALSHA`` of a call go in one batch (single, sentinel) or each in the batch of its key's
+node (cluster), as ``INCRBY`` does; checks of windows of at most one second go to the
+per-second instance when there is one. The script is never sent up front: a ``NOSCRIPT`` reply
+(a fresh server, a restart, a failover, ``SCRIPT FLUSH``) sends ``SCRIPT LOAD`` and the
+``EVALSHA`` again, together, to the same node (a ``NOSCRIPT`` call did not run, so nothing is
+counted twice).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import random
 import time
@@ -66,9 +78,10 @@ from functools import partial
 from typing import Any, TypeVar
 
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
-from handlers.ratelimit.backends.base import BackendError, Increment
+from handlers.ratelimit import algorithms
+from handlers.ratelimit.backends.base import BackendError, Increment, LimitCheck
 from handlers.ratelimit.backends.redis_connections import (
     ClusterRouter,
     ConnectionPool,
@@ -106,6 +119,187 @@ STARTUP_MULTIPLIER = 2.0
 STARTUP_RANDOMIZATION = 0.5
 
 _PING = encode_command("PING")
+
+DECIDE_SCRIPT = """\
+-- issue 23: one decision of handlers/ratelimit/algorithms.py on KEYS[1], atomically.
+-- ARGV: kind (fw | sw | tb), now_ms, hits, margin_ms, then fw/sw: limit, window_ms;
+-- tb: num, den, burst (the emission interval num/den ms in lowest terms).
+-- Returns {over (0/1), limit_remaining, duration_until_reset_ms, ttl_ms}; the key keeps the
+-- new state for ttl_ms + margin_ms (PX), and is written only when the state changed.
+-- Lua numbers are doubles: every integer here stays below 2^53 (checked at config load);
+-- floor division is math.floor(a / b) corrected by one where the rounding crossed an integer.
+local function idiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+local function cdiv(a, b)
+  return -idiv(-a, b)
+end
+local key = KEYS[1]
+local kind = ARGV[1]
+local now = tonumber(ARGV[2])
+local hits = tonumber(ARGV[3])
+local margin = tonumber(ARGV[4])
+local stored = redis.call('GET', key)
+
+if kind == 'fw' then
+  local limit, window = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local start = idiv(now, window) * window
+  local count = 0
+  if stored then
+    local s, c = string.match(stored, '^(%-?%d+):(%d+)$')
+    s, c = tonumber(s), tonumber(c)
+    if s >= start then
+      if s > start then
+        start = s
+        now = s
+      end
+      count = c
+    end
+  end
+  count = math.min(count + hits, 4503599627370496)
+  local left = start + window - now
+  redis.call('SET', key, string.format('%d:%d', start, count), 'PX', left + margin)
+  local remaining = 0
+  local over = 1
+  if count <= limit then
+    remaining = limit - count
+    over = 0
+  end
+  return {over, remaining, left, left}
+end
+
+if kind == 'sw' then
+  local limit, window = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local start = idiv(now, window) * window
+  local current, previous = 0, 0
+  if stored then
+    local s, c, p = string.match(stored, '^(%-?%d+):(%d+):(%d+)$')
+    s, c, p = tonumber(s), tonumber(c), tonumber(p)
+    if s >= start then
+      if s > start then
+        start = s
+        now = s
+      end
+      current, previous = c, p
+    elseif s == start - window then
+      previous = c
+    end
+  end
+  local elapsed = now - start
+  local weight = window - elapsed
+  local weighed = math.min(previous, limit)
+  local room = limit - current - hits
+  local admitted = room >= 0 and weighed * weight <= room * window
+  if admitted then
+    current = current + hits
+  end
+  local remaining = limit - current - cdiv(weighed * weight, window)
+  local full = 0
+  if current > 0 then
+    full = weight + window
+  elseif previous > 0 then
+    full = weight
+  end
+  local duration = full
+  if not admitted and hits <= limit then
+    duration = nil
+    if room >= 0 and weighed > 0 then
+      local at = window - idiv(room * window, weighed)
+      if at < window then
+        duration = at - elapsed
+      end
+    end
+    if duration == nil then
+      local counted = math.min(current, limit)
+      if counted == 0 then
+        duration = weight
+      else
+        duration = weight + math.max(0, window - idiv((limit - hits) * window, counted))
+      end
+    end
+  end
+  if admitted then
+    if full > 0 then
+      redis.call('SET', key, string.format('%d:%d:%d', start, current, previous),
+        'PX', full + margin)
+    else
+      redis.call('DEL', key)
+    end
+  end
+  local over = 1
+  if admitted then
+    over = 0
+  end
+  return {over, math.max(remaining, 0), duration, full}
+end
+
+if kind == 'tb' then
+  local num, den, burst = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+  local base_ms, base_frac = now, 0
+  if stored then
+    local t, f = string.match(stored, '^(%-?%d+):(%d+)$')
+    base_ms, base_frac = tonumber(t), tonumber(f)
+    if base_frac >= den then
+      base_ms, base_frac = base_ms + 1, 0
+    end
+    if base_ms < now then
+      base_ms, base_frac = now, 0
+    end
+  end
+  local debt = (base_ms - now) * den + base_frac
+  local capacity = burst * num
+  local cost = 0
+  if hits <= burst then
+    cost = hits * num
+  end
+  local admitted = hits <= burst and debt + cost <= capacity
+  local tat_ms, tat_frac = base_ms, base_frac
+  if admitted then
+    debt = debt + cost
+    local total = base_frac + cost
+    local carry = idiv(total, den)
+    tat_ms, tat_frac = base_ms + carry, total - carry * den
+  end
+  local full = cdiv(debt, den)
+  local duration = full
+  if not admitted and hits <= burst then
+    duration = cdiv(debt + cost - capacity, den)
+  end
+  local remaining = burst - cdiv(debt, num)
+  if admitted then
+    if full > 0 then
+      redis.call('SET', key, string.format('%d:%d', tat_ms, tat_frac), 'PX', full + margin)
+    else
+      redis.call('DEL', key)
+    end
+  end
+  local over = 1
+  if admitted then
+    over = 0
+  end
+  return {over, math.max(remaining, 0), duration, full}
+end
+return redis.error_reply('unknown algorithm ' .. tostring(kind))
+"""
+"""The Lua of :meth:`RedisStore.decide`: ``algorithms.fixed_window``, ``sliding_window`` and
+``token_bucket`` step for step (the tests compare its answers with theirs)."""
+
+DECIDE_SHA = hashlib.sha1(DECIDE_SCRIPT.encode()).hexdigest()
+_SCRIPT_LOAD = encode_command("SCRIPT", "LOAD", DECIDE_SCRIPT)
+TTL_MARGIN_MS = 1000
+"""Added to every ``ttl_ms`` the script sets (``PX``): the decisions run on the service's
+clock, the expiry on Redis's, so a key is kept a second longer than the decision needs, for
+the skew between the service's hosts and Redis (keeping a state longer decides the same)."""
+_HITS_CAP = algorithms.MAX_UINT32 + 1
+"""Hits above every limit and burst decide alike; capped so Lua's doubles stay exact."""
+_KINDS = {"fixed_window": "fw", "sliding_window": "sw", "token_bucket": "tb"}
+_NOSCRIPT_RETRIES = 3
 
 Group = tuple[str, bytes, int]
 """The encoded commands on one key, and how many replies they get."""
@@ -234,6 +428,25 @@ class RedisStore:
         )
         return _merge([flag for _, flag in keys], main_values, second_values)
 
+    async def decide(
+        self, checks: Sequence[LimitCheck], now_ms: int
+    ) -> list[algorithms.Decision[Any]]:
+        """Each check decided by :data:`DECIDE_SCRIPT` on its key, atomically in Redis, at the
+        service's ``now_ms``. The decisions' ``state`` is ``None`` (it stays in Redis)."""
+        second = self._per_second
+        if second is None or not any(check.window_ms <= 1000 for check in checks):
+            return await _decide(self._main, checks, now_ms) if checks else []
+        flags = [check.window_ms <= 1000 for check in checks]
+        main_part = [check for check, flag in zip(checks, flags, strict=True) if not flag]
+        second_part = [check for check, flag in zip(checks, flags, strict=True) if flag]
+        if not main_part:
+            return await _decide(second, checks, now_ms)
+        main_values, second_values = await _gather_all(
+            [_decide(self._main, main_part, now_ms), _decide(second, second_part, now_ms)]
+        )
+        main_iter, second_iter = iter(main_values), iter(second_values)
+        return [next(second_iter) if flag else next(main_iter) for flag in flags]
+
     def connected(self) -> bool:
         """Whether every instance has at least one open connection."""
         return self._main.connected() and (self._per_second is None or self._per_second.connected())
@@ -348,6 +561,49 @@ async def _increment(instance: _Instance, increments: Sequence[Increment]) -> li
         if isinstance(reply, Exception):
             raise BackendError(str(reply))
     return [reply if type(reply) is int else _integer(reply) for reply in replies[::2]]
+
+
+def _evalsha(check: LimitCheck, now_ms: int) -> bytes:
+    kind = _KINDS[check.algorithm]
+    head = (DECIDE_SHA, 1, check.key, kind, now_ms, min(check.hits, _HITS_CAP), TTL_MARGIN_MS)
+    if kind == "tb":
+        num, den = algorithms.emission_interval(check.limit, check.window_ms)
+        return encode_command("EVALSHA", *head, num, den, check.burst)
+    return encode_command("EVALSHA", *head, check.limit, check.window_ms)
+
+
+async def _decide(
+    instance: _Instance, checks: Sequence[LimitCheck], now_ms: int
+) -> list[algorithms.Decision[Any]]:
+    """The checks' ``EVALSHA`` in one call; those answered ``NOSCRIPT`` again, each after a
+    ``SCRIPT LOAD`` in the same batch (so on the same node)."""
+    # a token bucket of limit 0 refuses without state (algorithms.token_bucket): no round trip
+    sent = [i for i, check in enumerate(checks) if check.algorithm != "token_bucket" or check.limit]
+    groups = [(checks[i].key, _evalsha(checks[i], now_ms), 1) for i in sent]
+    replies = await _run(instance, groups) if groups else []
+    for _ in range(_NOSCRIPT_RETRIES):
+        missing = [j for j, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if not missing:
+            break
+        logger.info("redis: loading the decision script (%d NOSCRIPT replies)", len(missing))
+        answers = await _run(
+            instance, [(groups[j][0], _SCRIPT_LOAD + groups[j][1], 2) for j in missing]
+        )
+        for n, j in enumerate(missing):
+            loaded, reply = answers[2 * n], answers[2 * n + 1]
+            replies[j] = loaded if isinstance(loaded, Exception) else reply
+    decisions: list[algorithms.Decision[Any]] = [
+        algorithms.Decision(None, check.hits > 0, 0, check.window_ms, 0) for check in checks
+    ]
+    for i, reply in zip(sent, replies, strict=True):
+        if isinstance(reply, Exception):
+            raise BackendError(str(reply))
+        try:
+            over, remaining, duration, ttl = (int(value) for value in reply)
+        except (TypeError, ValueError):
+            raise BackendError(f"unexpected reply to the decision script: {reply!r}") from None
+        decisions[i] = algorithms.Decision(None, bool(over), remaining, duration, ttl)
+    return decisions
 
 
 async def _get(instance: _Instance, keys: Sequence[str]) -> list[int]:

@@ -991,9 +991,8 @@ class _TreeBuilder:
             # an upstream limit spelt with the new fields: upstream's keys and answers
             return RuleLimit(limit, unit, False, spec.name, tuple(spec.replaces))
         backend = self._backend
-        # Redis counts a fixed window of whole seconds as upstream's, under its own key
-        counted = backend == "redis" and algorithm == FIXED_WINDOW and not several
-        if backend in _COUNTER_ONLY_BACKENDS and not (counted and window.ms % 1000 == 0):
+        # memcached counts only upstream's limits (Redis decides every limit: its Lua script)
+        if backend in _COUNTER_ONLY_BACKENDS:
             if algorithm != FIXED_WINDOW:
                 feature = algorithm
             elif several:
@@ -1036,9 +1035,10 @@ class _TreeBuilder:
 
 
 _TAGS = {FIXED_WINDOW: "fw", SLIDING_WINDOW: "sw", TOKEN_BUCKET: "tb"}
-_COUNTER_ONLY_BACKENDS = frozenset(["redis", "memcache"])
-"""Backends that only count fixed windows of whole seconds (Redis: of any number of seconds;
-memcached: one unit); issue 23's step 3 adds the rest."""
+_COUNTER_ONLY_BACKENDS = frozenset(["memcache"])
+"""Backends that only count upstream's limits (memcached: no scripts; a gets/cas loop, or a
+multiplied fixed window through its increments, are left to a later step). Redis decides every
+limit (issue 23, step 3)."""
 
 
 def _plain(value: _Value | None) -> object:
@@ -1062,9 +1062,9 @@ def load_rule_set(
 ) -> RuleSet:
     """Load rule files, each ``(config name, YAML text)``; raises :class:`ConfigError`.
 
-    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service: ``redis`` and
-    ``memcache`` refuse the rules only the memory backend decides yet (another algorithm than
-    the fixed window, a window that is not one whole unit, several limits on a descriptor).
+    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service: ``memcache`` refuses
+    the rules only the memory and Redis backends decide (another algorithm than the fixed
+    window, a window that is not one whole unit, several limits on a descriptor).
 
     Every file is parsed and checked before any is loaded, so a YAML or key error in any file
     is reported before a semantic one. Domains repeated across files are merged when

@@ -4,7 +4,9 @@ For gRPC (``ShouldRateLimit``) and HTTP/1.1 (``POST /json``), with 1 and 2 descr
 request, ``h2load`` loads in turn (a) an echo server answering a fixed decision (grpc.aio, or
 plain Starlette), (b) the service with the memory backend, (c) with Redis and (d) with memcached,
 each one process; (e) with a Redis cluster of three local masters (``KVSTORE_TYPE=cluster``).
-Each measurement is a closed-loop peak run and an open-loop run at half that peak. Run
+Each measurement is a closed-loop peak run and an open-loop run at half that peak. On the memory
+and Redis backends, each workload is then measured again (peak only) with the sliding window, the
+token bucket and two limits per descriptor, right after its fixed window on the same server. Run
 ``python -m bench.ratelimit --help`` for the options.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -45,6 +48,7 @@ from bench.ratelimit.servers import (
     memcached_counted,
     memcached_ping,
     ratelimit_server,
+    redis_algorithm_counted,
     redis_ping,
     unique_prefix,
     write_rules,
@@ -57,6 +61,10 @@ THROUGHPUT_TARGETS: tuple[tuple[str, float], ...] = ((MEMORY, 0.8), (REDIS, 0.6)
 P99_TARGET_MS = 10.0
 # (ours, its baseline, minimum ratio ours/baseline in decisions per second)
 BASELINE_TARGETS: tuple[tuple[str, str, float], ...] = ((REDIS_CLUSTER, REDIS, 0.7),)
+# The algorithm rows (issue 23): the backends that run them, and the minimum ratio of their
+# decisions/s to the fixed window's, measured just before on the same server
+ALGORITHM_KINDS: tuple[str, ...] = (MEMORY, REDIS)
+ALGORITHM_TARGET = 0.9
 LETTER = {ECHO: "a", MEMORY: "b", REDIS: "c", MEMCACHE: "d", REDIS_CLUSTER: "e"}
 COLUMN = {ECHO: "echo (a)", MEMORY: "memory (b)", REDIS: "redis (c)", MEMCACHE: "memcache (d)"}
 COLUMN[REDIS_CLUSTER] = "redis cluster (e)"
@@ -67,18 +75,26 @@ ECHO_NAME = {GRPC: "grpc.aio echo", HTTP: "Starlette echo"}
 class Workload:
     protocol: str
     descriptors: int
+    algorithm: str = workload.FIXED
 
     @property
-    def label(self) -> str:
+    def base_label(self) -> str:
         what = "gRPC" if self.protocol == GRPC else "/json h1"
         plural = "" if self.descriptors == 1 else "s"
         return f"{what}, {self.descriptors} descriptor{plural}"
+
+    @property
+    def label(self) -> str:
+        if self.algorithm == workload.FIXED:
+            return self.base_label
+        return f"{self.base_label}, {workload.ALGORITHM_LABEL[self.algorithm]}"
 
 
 @dataclass(frozen=True)
 class Result:
     peak: Measurement
-    half: Measurement
+    half: Measurement | None
+    """None for the algorithm rows, measured at their peak only."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +107,7 @@ class Figures:
 @dataclass(frozen=True)
 class Summary:
     peak: Figures
-    half: Figures
+    half: Figures | None
     rounds: list[Result]
 
 
@@ -104,9 +120,10 @@ def median_figures(measurements: Sequence[Measurement]) -> Figures:
 
 
 def summarize(results: list[Result]) -> Summary:
+    halves = [r.half for r in results if r.half is not None]
     return Summary(
         peak=median_figures([r.peak for r in results]),
-        half=median_figures([r.half for r in results]),
+        half=median_figures(halves) if len(halves) == len(results) else None,
         rounds=results,
     )
 
@@ -127,7 +144,12 @@ class Bench:
         self.h2load = H2load(h2load_exe, tmp, args.connections, load_cpu)
         self.runtime_root = tmp / "runtime"
         write_rules(self.runtime_root)
-        self.loads: dict[tuple[str, int], Load] = {}
+        # memory and Redis also load the other algorithms' rules (their own domains)
+        self.algorithms: list[str] = args.algorithm_list
+        self.algorithm_root = tmp / "runtime-algorithms"
+        if self.algorithms:
+            write_rules(self.algorithm_root, (workload.FIXED, *self.algorithms))
+        self.loads: dict[tuple[str, int, str], Load] = {}
         self.cluster: LoopbackCluster | None = None
 
     def redis_cluster(self) -> LoopbackCluster:
@@ -143,16 +165,18 @@ class Bench:
 
     def load(self, server: ServerProcess, wl: Workload) -> Load:
         """The request file of ``wl`` (written once) aimed at ``server``."""
-        key = (wl.protocol, wl.descriptors)
+        key = (wl.protocol, wl.descriptors, wl.algorithm)
         if key not in self.loads:
             if wl.protocol == GRPC:
-                body, headers = workload.grpc_body(wl.descriptors), workload.GRPC_HEADERS
+                body = workload.grpc_body(wl.descriptors, wl.algorithm)
+                headers = workload.GRPC_HEADERS
                 echo = workload.echo_response(wl.descriptors).SerializeToString()
                 answer = len(workload.grpc_frame(echo))
             else:
-                body, headers = workload.json_body(wl.descriptors), workload.JSON_HEADERS
+                body = workload.json_body(wl.descriptors, wl.algorithm)
+                headers = workload.JSON_HEADERS
                 answer = len(workload.echo_json(wl.descriptors))
-            path = self.tmp / f"{wl.protocol}-{wl.descriptors}.body"
+            path = self.tmp / f"{wl.protocol}-{wl.descriptors}-{wl.algorithm}.body"
             path.write_bytes(body)
             self.loads[key] = Load(
                 url="", body=path, headers=headers, http1=wl.protocol == HTTP,
@@ -168,27 +192,52 @@ class Bench:
         key_prefix: str | None = None,
         memcache_prefix: str | None = None,
         counters: RedisTarget | LoopbackCluster | None = None,
+        *,
+        paced: bool = True,
     ) -> Result:
-        """Check one decision, peak run (with warm-up), paced run at half the peak, check
-        again. With ``key_prefix`` (Redis), the counters are cleared first and must afterwards
-        hold at least every hit of the measured requests; with ``memcache_prefix``, the
-        memcached counters must have grown by that much. ``counters``: the Redis holding
-        them (single by default, or the cluster)."""
+        """Check one decision, peak run (with warm-up), paced run at half the peak (unless
+        not ``paced``), check again. With ``key_prefix`` (Redis), the counters are cleared
+        first and must afterwards hold at least every hit of the measured requests (for a
+        token bucket, which keeps no count: a key per limit and descriptor); with
+        ``memcache_prefix``, the memcached counters must have grown by that much.
+        ``counters``: the Redis holding them (single by default, or the cluster)."""
         counters = counters or self.redis
         if key_prefix is not None:
             counters.delete(key_prefix)
         if memcache_prefix is not None:
             before = memcached_counted(self.memcached, memcache_prefix, wl.descriptors)
-        check(server, wl.protocol, wl.descriptors)
+        check(server, wl.protocol, wl.descriptors, wl.algorithm)
         load = self.load(server, wl)
         peak = self.h2load.peak(load, self.duration, self.warmup)
-        half = self.h2load.paced(load, peak.rps / 2.0, self.duration)
+        half = self.h2load.paced(load, peak.rps / 2.0, self.duration) if paced else None
         if not server.alive():
             raise BenchError(f"{server.name}: exited during the load.\n{server.output()}")
-        check(server, wl.protocol, wl.descriptors)
+        check(server, wl.protocol, wl.descriptors, wl.algorithm)
+        requests = peak.requests + (half.requests if half is not None else 0)
         counted = ""
-        if key_prefix is not None:
-            measured = (peak.requests + half.requests) * wl.descriptors
+        if key_prefix is not None and wl.algorithm != workload.FIXED:
+            if not isinstance(counters, RedisTarget):
+                raise BenchError(f"{server.name}: algorithm rows run on a single Redis only")
+            measured = requests * wl.descriptors
+            limits = 2 if wl.algorithm == workload.TWO else 1
+            hits, keys = redis_algorithm_counted(counters, key_prefix)
+            if keys < limits * wl.descriptors:
+                raise BenchError(
+                    f"{server.name}: {wl.label}: Redis holds {keys} keys, fewer than the "
+                    f"{limits * wl.descriptors} limits of the request: not counted in Redis"
+                )
+            if wl.algorithm != workload.BUCKET and hits < measured:
+                raise BenchError(
+                    f"{server.name}: {wl.label}: Redis holds {hits} hits, fewer than the "
+                    f"{measured} of the measured requests: not every request was counted"
+                )
+            counted = (
+                f"  [Redis: {keys} keys]"
+                if wl.algorithm == workload.BUCKET
+                else f"  [Redis counted {hits} hits >= {measured} measured]"
+            )
+        elif key_prefix is not None:
+            measured = requests * wl.descriptors
             hits = counters.counted(key_prefix)
             if hits < measured:
                 raise BenchError(
@@ -197,7 +246,7 @@ class Bench:
                 )
             counted = f"  [Redis counted {hits} hits >= {measured} measured]"
         if memcache_prefix is not None:
-            measured = (peak.requests + half.requests) * wl.descriptors
+            measured = requests * wl.descriptors
             for _ in range(20):  # memcache increments after deciding, in the background
                 hits = memcached_counted(self.memcached, memcache_prefix, wl.descriptors) - before
                 if hits >= measured:
@@ -209,11 +258,15 @@ class Bench:
                     f"the {measured} of the measured requests: not every request was counted"
                 )
             counted = f"  [memcached counted {hits} hits >= {measured} measured]"
-        notes = " ".join(w for w in (peak.warning, half.warning) if w)
+        notes = " ".join(w for w in (peak.warning, half.warning if half else "") if w)
+        at_half = (
+            f" | at {half.rps:.0f}/s p50 {half.p50_ms:.2f} p99 {half.p99_ms:.2f} ms"
+            if half is not None
+            else ""
+        )
         print(
             f"{prefix}[{server.name}] {wl.label}: peak {peak.rps:.0f}/s "
-            f"p50 {peak.p50_ms:.2f} p99 {peak.p99_ms:.2f} ms | at {half.rps:.0f}/s "
-            f"p50 {half.p50_ms:.2f} p99 {half.p99_ms:.2f} ms{counted}"
+            f"p50 {peak.p50_ms:.2f} p99 {peak.p99_ms:.2f} ms{at_half}{counted}"
             + (f"  ({notes})" if notes else ""),
             flush=True,
         )
@@ -293,23 +346,36 @@ def bench_server(
                 if problem is not None:
                     raise BenchError(problem)
                 memcache_prefix = unique_prefix()
+            root = bench.algorithm_root if algorithms_on(bench, kind) else bench.runtime_root
             server = ratelimit_server(
-                kind, bench.runtime_root, redis=bench.redis,
+                kind, root, redis=bench.redis,
                 key_prefix=key_prefix or memcache_prefix or "", log=log, cpu=bench.server_cpu,
                 memcached=bench.memcached,
                 redis_cluster=counters.url if kind == REDIS_CLUSTER else "",
             )  # fmt: skip
         try:
             with running(server):
-                return {
-                    wl.label: bench.measure(
+                results: dict[str, Result] = {}
+                for wl in workloads:
+                    results[wl.label] = bench.measure(
                         server, wl, prefix, key_prefix, memcache_prefix, counters
                     )
-                    for wl in workloads
-                }
+                    if not algorithms_on(bench, kind):
+                        continue
+                    for algorithm in bench.algorithms:  # right after its fixed window
+                        awl = replace(wl, algorithm=algorithm)
+                        results[awl.label] = bench.measure(
+                            server, awl, prefix, key_prefix, None, counters, paced=False
+                        )
+                return results
         finally:
             if key_prefix is not None:
                 counters.delete(key_prefix)
+
+
+def algorithms_on(bench: Bench, kind: str) -> bool:
+    """Whether ``kind``'s server also runs the algorithm rows."""
+    return bool(bench.algorithms) and kind in ALGORITHM_KINDS
 
 
 # --------------------------------------------------------------------------- report
@@ -330,6 +396,28 @@ def server_name(kind: str, protocol: str) -> str:
 
 
 def verdicts(
+    summaries: dict[str, dict[str, Summary]],
+    workloads: Sequence[Workload],
+    algorithm_kinds: Sequence[str] = (),
+    algorithms: Sequence[str] = (),
+) -> list[Verdict]:
+    out = throughput_verdicts(summaries, workloads)
+    target = f">= {ALGORITHM_TARGET:.2f}"
+    for wl in workloads:
+        for kind in algorithm_kinds:
+            base = summaries.get(kind, {}).get(wl.label)
+            for algorithm in algorithms:
+                name = f"{LETTER[kind]} {algorithm}/fixed"
+                ours = summaries.get(kind, {}).get(replace(wl, algorithm=algorithm).label)
+                if ours is None or base is None or base.peak.rps == 0:
+                    out.append(Verdict(wl.label, name, None, target, None, server_name(kind, GRPC)))
+                    continue
+                r = ours.peak.rps / base.peak.rps
+                out.append(Verdict(wl.label, name, r, target, r >= ALGORITHM_TARGET))
+    return out
+
+
+def throughput_verdicts(
     summaries: dict[str, dict[str, Summary]], workloads: Sequence[Workload]
 ) -> list[Verdict]:
     out: list[Verdict] = []
@@ -352,7 +440,7 @@ def verdicts(
                 missing = server_name(kind, wl.protocol)
                 out.append(Verdict(wl.label, name, None, target, None, missing))
                 continue
-            p99 = ours.half.p99_ms
+            p99 = ours.half.p99_ms if ours.half is not None else math.nan
             out.append(Verdict(wl.label, name, p99, target, p99 <= P99_TARGET_MS))
         for kind, baseline, minimum in BASELINE_TARGETS:
             name = f"{LETTER[kind]}/{LETTER[baseline]} {kind.removeprefix('redis-')}/{baseline}"
@@ -364,7 +452,7 @@ def verdicts(
                 continue
             r = ours.peak.rps / base.peak.rps
             out.append(Verdict(wl.label, name, r, f">= {minimum:.2f}", r >= minimum))
-            p99 = ours.half.p99_ms
+            p99 = ours.half.p99_ms if ours.half is not None else math.nan
             name, target = f"{LETTER[kind]} p99 at half peak", f"<= {P99_TARGET_MS:.0f} ms"
             out.append(Verdict(wl.label, name, p99, target, p99 <= P99_TARGET_MS))
     return out
@@ -390,8 +478,47 @@ def print_table(
                 cells.append(f"{'n/a':>{col}}")
                 continue
             f = s.half if half else s.peak
+            if f is None:
+                cells.append(f"{'n/a':>{col}}")
+                continue
             cells.append(f"  {f.rps:>11.0f} {f.p50_ms:>7.2f} {f.p99_ms:>7.2f}")
         print(f"{wl.label:<24}" + "".join(cells))
+
+
+def print_algorithms(
+    kinds: Sequence[str],
+    algorithms: Sequence[str],
+    workloads: Sequence[Workload],
+    summaries: dict[str, dict[str, Summary]],
+    args: argparse.Namespace,
+) -> None:
+    median = f"median of {args.rounds} rounds; " if args.rounds > 1 else ""
+    print(
+        f"Algorithms at peak ({median}closed loop, {args.connections} connections; "
+        "decisions/s, p99 in ms, ratio to the fixed window)"
+    )
+    col = 29  # "  " + rate (11) + " " + p99 (7) + " " + ratio (7)
+    print(f"{'':<44}" + "".join(f"{COLUMN[k]:>{col}}" for k in kinds))
+    print(f"{'':<44}" + "".join(f"  {'decisions/s':>11} {'p99':>7} {'x fixed':>7}" for _ in kinds))
+    for wl in workloads:
+        for algorithm in (workload.FIXED, *algorithms):
+            row = replace(wl, algorithm=algorithm)
+            cells = []
+            for kind in kinds:
+                s = summaries.get(kind, {}).get(row.label)
+                base = summaries.get(kind, {}).get(wl.label)
+                if s is None or base is None or base.peak.rps == 0:
+                    cells.append(f"{'n/a':>{col}}")
+                    continue
+                ratio = s.peak.rps / base.peak.rps
+                cells.append(f"  {s.peak.rps:>11.0f} {s.peak.p99_ms:>7.2f} {ratio:>7.2f}")
+            name = f"{wl.base_label}, {workload.ALGORITHM_LABEL[algorithm]}"
+            print(f"{name:<44}" + "".join(cells))
+    print(
+        "(each algorithm is measured on the same server right after the fixed window of its "
+        "workload, in its own domain with the same descriptors; limits of 10^9, none refused; "
+        "two = token bucket 10^9/s + fixed window 10^9/day per descriptor)"
+    )
 
 
 def print_report(
@@ -417,8 +544,12 @@ def print_report(
         "memory (b), redis (c), memcache (d): the rate limit service with that backend; "
         "redis cluster (e): with KVSTORE_TYPE=cluster on three local masters)"
     )
+    algorithm_kinds = [k for k in ALGORITHM_KINDS if k in kinds] if args.algorithm_list else []
+    if algorithm_kinds:
+        print()
+        print_algorithms(algorithm_kinds, args.algorithm_list, workloads, summaries, args)
     print()
-    results = verdicts(summaries, workloads)
+    results = verdicts(summaries, workloads, algorithm_kinds, args.algorithm_list)
     for v in results:
         if v.passed is None:
             why = "failed, see above" if v.why in failures else "not measured"
@@ -459,6 +590,8 @@ def write_json(
             "cpus": os.cpu_count(),
             "h2load": h2load_version,
             "rules": workload.rule_yaml(),
+            "algorithms": args.algorithm_list,
+            "algorithm_rules": {a: workload.rule_yaml(a) for a in args.algorithm_list},
         },
         "results": {
             kind: {label: asdict(s) for label, s in per.items()} for kind, per in summaries.items()
@@ -521,6 +654,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--memcached", default="127.0.0.1:11211", metavar="HOST:PORT",
         help="the memcached the memcache backend uses (default 127.0.0.1:11211)",
     )  # fmt: skip
+    parser.add_argument(
+        "--algorithms", default=",".join(workload.ALGORITHMS),
+        help="comma-separated subset of fixed,sliding,bucket,two: the algorithm rows on the "
+        "memory and redis servers, each measured beside the fixed window, which is always "
+        "measured (default: all; 'fixed' alone: none)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results as JSON")
     args = parser.parse_args(argv)
     for name in ("duration", "warmup", "rounds", "connections"):
@@ -542,6 +681,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.redis_target = RedisTarget.parse(args.redis)
     except ValueError as exc:
         parser.error(f"--redis: {exc}")
+    algorithms = csv(args.algorithms)
+    if not algorithms or any(a not in workload.ALGORITHMS for a in algorithms):
+        parser.error(f"--algorithms: choose from {','.join(workload.ALGORITHMS)}")
+    args.algorithm_list = [a for a in workload.ALGORITHMS if a in algorithms and a != "fixed"]
     args.kind_list = [k for k in KINDS if k in kinds]
     args.workload_list = [Workload(p, n) for p in PROTOCOLS if p in protocols for n in counts]
     return args
@@ -570,7 +713,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"bench.ratelimit: {', '.join(kinds)} x {len(workloads)} workloads; "
             f"{args.rounds} round(s) x ({args.warmup} s warm-up + {args.duration} s peak + "
-            f"{args.duration} s at half peak); h2load -t1 -c{args.connections} -m1 "
+            f"{args.duration} s at half peak)"
+            + (
+                f", then on memory/redis per workload {', '.join(args.algorithm_list)} "
+                f"({args.warmup} s warm-up + {args.duration} s peak each)"
+                if args.algorithm_list and any(k in ALGORITHM_KINDS for k in kinds)
+                else ""
+            )
+            + f"; h2load -t1 -c{args.connections} -m1 "
             f"({h2load_version}); {pinned}; {os.cpu_count()} CPUs",
             flush=True,
         )

@@ -161,14 +161,16 @@ class ServerProcess:
                 proc.wait()
 
 
-def check_grpc(server: ServerProcess, descriptors: int) -> None:
+def check_grpc(server: ServerProcess, descriptors: int, algorithm: str = workload.FIXED) -> None:
     """One ShouldRateLimit call through a real gRPC client: OK, each descriptor counted."""
     address = f"127.0.0.1:{server.endpoints.port(GRPC)}"
     with grpc.insecure_channel(address) as channel:
         stub = rls_pb2_grpc.RateLimitServiceStub(channel)
         try:
             response = stub.ShouldRateLimit(
-                workload.request(descriptors), timeout=CHECK_TIMEOUT_S, wait_for_ready=True
+                workload.request(descriptors, algorithm),
+                timeout=CHECK_TIMEOUT_S,
+                wait_for_ready=True,
             )
         except grpc.RpcError as error:
             raise BenchError(
@@ -183,11 +185,11 @@ def check_grpc(server: ServerProcess, descriptors: int) -> None:
         )
 
 
-def check_http(server: ServerProcess, descriptors: int) -> None:
+def check_http(server: ServerProcess, descriptors: int, algorithm: str = workload.FIXED) -> None:
     """One ``POST /json``: 200 and a decision with each descriptor counted."""
     req = urllib.request.Request(
         server.endpoints.url(HTTP),
-        data=workload.json_body(descriptors),
+        data=workload.json_body(descriptors, algorithm),
         method="POST",
         headers={"Content-Type": "application/json"},
     )
@@ -211,11 +213,13 @@ def check_http(server: ServerProcess, descriptors: int) -> None:
         )
 
 
-def check(server: ServerProcess, protocol: str, descriptors: int) -> None:
+def check(
+    server: ServerProcess, protocol: str, descriptors: int, algorithm: str = workload.FIXED
+) -> None:
     if protocol == GRPC:
-        check_grpc(server, descriptors)
+        check_grpc(server, descriptors, algorithm)
     else:
-        check_http(server, descriptors)
+        check_http(server, descriptors, algorithm)
 
 
 def echo_server(protocol: str, log: IO[bytes], cpu: int | None) -> ServerProcess:
@@ -308,8 +312,10 @@ RUNTIME_SUBDIRECTORY = "ratelimit"
 RUNTIME_APPDIRECTORY = "config"
 
 
-def write_rules(runtime_root: Path) -> Path:
-    return workload.write_rules(runtime_root, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY)
+def write_rules(runtime_root: Path, algorithms: tuple[str, ...] = (workload.FIXED,)) -> Path:
+    return workload.write_rules(
+        runtime_root, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY, algorithms
+    )
 
 
 def redis_counted(target: RedisTarget, prefix: str) -> int:
@@ -322,6 +328,30 @@ def redis_counted(target: RedisTarget, prefix: str) -> int:
             if value is not None:
                 total += int(value)
         return total
+    finally:
+        client.close()
+
+
+def redis_algorithm_counted(target: RedisTarget, prefix: str) -> tuple[int, int]:
+    """(hits, keys) under ``prefix`` for the algorithm rows: the keys, and the hits their
+    counting states hold: a fixed window's count (an ``INCRBY`` integer, or the Lua script's
+    ``"<window start ms>:<count>"``), a sliding window's current plus previous count
+    (``"<window start ms>:<current>:<previous>"``); a token bucket's state (``…_tb<ms>``,
+    ``"<TAT ms>:<TAT fraction>"``) holds no count and adds none."""
+    client = redis.Redis(host=target.host, port=target.port, socket_timeout=10)
+    try:
+        hits = keys = 0
+        for key in client.scan_iter(match=prefix + "*", count=1000):
+            value = client.get(key)
+            if value is None:
+                continue
+            keys += 1
+            tag = key.decode(errors="replace").rsplit("_", 1)[-1]
+            parts = [int(p) for p in value.decode().split(":")]
+            if tag.startswith("tb"):
+                continue
+            hits += parts[0] if len(parts) == 1 else sum(parts[1:])
+        return hits, keys
     finally:
         client.close()
 

@@ -30,34 +30,87 @@ KEYS: tuple[str, ...] = ("remote_address", "path")
 VALUES: tuple[str, ...] = ("10.0.0.1", "/api/v1/items")
 MAX_DESCRIPTORS = len(KEYS)
 
+# The algorithms of the algorithm rows (issue 23), each in its own domain with the same keys
+# and the same 10^9 limit, so that no request of a run is refused: ``fixed`` is the rule above
+# (domain ``bench``, the baseline of the others); ``sliding`` the sliding window and ``bucket``
+# the token bucket, both of 10^9 per hour (the bucket's burst defaults to 10^9 too); ``two``
+# two limits per descriptor (``rate_limits:``), a token bucket of 10^9 per second and a fixed
+# window of 10^9 per day.
+FIXED = "fixed"
+SLIDING = "sliding"
+BUCKET = "bucket"
+TWO = "two"
+ALGORITHMS: tuple[str, ...] = (FIXED, SLIDING, BUCKET, TWO)
+ALGORITHM_LABEL = {
+    FIXED: "fixed window",
+    SLIDING: "sliding window",
+    BUCKET: "token bucket",
+    TWO: "bucket/s + fixed/day",
+}
+_LIMITS: dict[str, tuple[tuple[str, str | None], ...]] = {  # (unit, algorithm) per limit
+    SLIDING: ((UNIT, "sliding_window"),),
+    BUCKET: ((UNIT, "token_bucket"),),
+    TWO: (("second", "token_bucket"), ("day", None)),
+}
 
-def rule_yaml() -> str:
-    """The rule file: domain ``bench``, one limit per descriptor key, no value match needed."""
-    lines = [f"domain: {DOMAIN}", "descriptors:"]
+
+def domain(algorithm: str = FIXED) -> str:
+    """The domain of ``algorithm``'s rules: ``bench`` for the fixed window, else
+    ``bench-<algorithm>``."""
+    return DOMAIN if algorithm == FIXED else f"{DOMAIN}-{algorithm}"
+
+
+def rule_yaml(algorithm: str = FIXED) -> str:
+    """The rule file of ``algorithm``: one limit (or two, for ``two``) per descriptor key, no
+    value match needed; for ``fixed``, domain ``bench``, one fixed window of 10^9 per hour."""
+    lines = [f"domain: {domain(algorithm)}", "descriptors:"]
     for key in KEYS:
-        lines += [
-            f"  - key: {key}",
-            "    rate_limit:",
-            f"      unit: {UNIT}",
-            f"      requests_per_unit: {REQUESTS_PER_UNIT}",
-        ]
+        lines.append(f"  - key: {key}")
+        if algorithm == FIXED:
+            lines += [
+                "    rate_limit:",
+                f"      unit: {UNIT}",
+                f"      requests_per_unit: {REQUESTS_PER_UNIT}",
+            ]
+            continue
+        limits = _LIMITS[algorithm]
+        if len(limits) > 1:
+            lines.append("    rate_limits:")
+            first, rest = "      - ", "        "
+        else:
+            lines.append("    rate_limit:")
+            first = rest = "      "
+        for unit, name in limits:
+            lines += [f"{first}unit: {unit}", f"{rest}requests_per_unit: {REQUESTS_PER_UNIT}"]
+            if name is not None:
+                lines.append(f"{rest}algorithm: {name}")
     return "\n".join(lines) + "\n"
 
 
-def write_rules(runtime_root: Path, subdirectory: str, appdirectory: str) -> Path:
-    """Write the rule file where the service reads it (ROOT/SUBDIRECTORY/APPDIRECTORY)."""
+def write_rules(
+    runtime_root: Path,
+    subdirectory: str,
+    appdirectory: str,
+    algorithms: tuple[str, ...] = (FIXED,),
+) -> Path:
+    """Write the rule files where the service reads them (ROOT/SUBDIRECTORY/APPDIRECTORY):
+    ``bench.yaml`` (the fixed window), and ``bench-<algorithm>.yaml`` for each other of
+    ``algorithms``. Returns the path of ``bench.yaml``."""
     directory = runtime_root / subdirectory / appdirectory
     directory.mkdir(parents=True, exist_ok=True)
+    for algorithm in algorithms:
+        if algorithm != FIXED:
+            (directory / f"{domain(algorithm)}.yaml").write_text(rule_yaml(algorithm))
     path = directory / "bench.yaml"
     path.write_text(rule_yaml())
     return path
 
 
-def request(descriptors: int) -> rls_pb2.RateLimitRequest:
+def request(descriptors: int, algorithm: str = FIXED) -> rls_pb2.RateLimitRequest:
     if not 1 <= descriptors <= MAX_DESCRIPTORS:
         raise ValueError(f"descriptors must be 1..{MAX_DESCRIPTORS}, not {descriptors}")
     return rls_pb2.RateLimitRequest(
-        domain=DOMAIN,
+        domain=domain(algorithm),
         descriptors=[
             ratelimit_pb2.RateLimitDescriptor(
                 entries=[ratelimit_pb2.RateLimitDescriptor.Entry(key=KEYS[i], value=VALUES[i])]
@@ -73,14 +126,14 @@ def grpc_frame(message: bytes) -> bytes:
     return struct.pack(">BI", 0, len(message)) + message
 
 
-def grpc_body(descriptors: int) -> bytes:
+def grpc_body(descriptors: int, algorithm: str = FIXED) -> bytes:
     """The HTTP/2 request body of one ShouldRateLimit call."""
-    return grpc_frame(request(descriptors).SerializeToString())
+    return grpc_frame(request(descriptors, algorithm).SerializeToString())
 
 
-def json_body(descriptors: int) -> bytes:
+def json_body(descriptors: int, algorithm: str = FIXED) -> bytes:
     """The ``/json`` request body (proto3 JSON, as Envoy's HTTP clients would post it)."""
-    doc = json_format.MessageToDict(request(descriptors))
+    doc = json_format.MessageToDict(request(descriptors, algorithm))
     return json.dumps(doc, separators=(",", ":")).encode()
 
 

@@ -18,7 +18,6 @@ the next part discards whatever was left unread of the current one.
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections import deque
 from collections.abc import AsyncIterator
@@ -31,7 +30,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 
 from webrest.errors import BadRequest
-from webrest.request import decode_text
+from webrest.request import decode_text, text_codec
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -350,17 +349,11 @@ class Multipart:
 
 def _charset(value: bytes | None) -> str:
     """The codec named by a charset parameter; utf-8 when absent, a 400 when unknown."""
-    if not value:
-        return "utf-8"
-    name = value.decode("latin-1")
-    try:
-        codec = codecs.lookup(name)
-    except (LookupError, ValueError):  # ValueError: a NUL in the name
-        codec = None
-    # what bytes.decode requires: no codec of bytes to bytes or text to text (hex, rot13, ...)
-    if codec is not None and getattr(codec, "_is_text_encoding", True):
-        return codec.name
-    raise BadRequest(f"Unknown charset {name[:40]!r} in multipart/form-data content type")
+    codec = text_codec(value)
+    if codec is None:
+        name = (value or b"").decode("latin-1")
+        raise BadRequest(f"Unknown charset {name[:40]!r} in multipart/form-data content type")
+    return codec
 
 
 def _decode(value: bytes, charset: str) -> str:

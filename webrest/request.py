@@ -24,6 +24,7 @@ __all__ = [
     "Request",
     "decode_text",
     "parse_form_urlencoded",
+    "text_codec",
 ]
 
 MAX_FORM_FIELDS: Final = 1000
@@ -256,19 +257,26 @@ def decode_text(data: bytes, charset: str) -> str:
 _FORM_TYPES: Final = frozenset({b"application/x-www-form-urlencoded", b"multipart/form-data"})
 
 
-def _charset(value: bytes | None) -> str:
-    """The codec a ``charset`` parameter names (UTF-8 without one); 400 for an unknown one."""
+def text_codec(value: bytes | None) -> str | None:
+    """The text codec a ``charset`` parameter names (UTF-8 without one), or ``None`` when it
+    names none: unknown, or a codec of bytes to bytes or text to text (hex, rot13, ...), which
+    ``bytes.decode`` refuses."""
     if not value:
         return "utf-8"
-    name = value.decode("latin-1")
     try:
-        codec = codecs.lookup(name)
+        codec = codecs.lookup(value.decode("latin-1"))
     except (LookupError, ValueError):  # ValueError: a NUL in the name
-        codec = None
-    # what bytes.decode requires: no codec of bytes to bytes or text to text (hex, rot13, ...)
-    if codec is not None and getattr(codec, "_is_text_encoding", True):
-        return codec.name
-    raise BadRequest(f"Malformed form body: unknown charset {name[:40]!r}")
+        return None
+    return codec.name if getattr(codec, "_is_text_encoding", True) else None
+
+
+def _charset(value: bytes | None) -> str:
+    """The codec of a form's ``charset`` parameter; 400 for one that names no text codec."""
+    codec = text_codec(value)
+    if codec is None:
+        name = (value or b"").decode("latin-1")
+        raise BadRequest(f"Malformed form body: unknown charset {name[:40]!r}")
+    return codec
 
 
 def parse_form_urlencoded(

@@ -146,6 +146,19 @@ local now = tonumber(ARGV[2])
 local hits = tonumber(ARGV[3])
 local margin = tonumber(ARGV[4])
 local stored = redis.call('GET', key)
+-- the answer of an algorithm that stores `value` for `full` ms only when it admits
+local function answer(admitted, value, full, remaining, duration)
+  local over = 1
+  if admitted then
+    over = 0
+    if full > 0 then
+      redis.call('SET', key, value, 'PX', full + margin)
+    else
+      redis.call('DEL', key)
+    end
+  end
+  return {over, math.max(remaining, 0), duration, full}
+end
 
 if kind == 'fw' then
   local limit, window = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -224,19 +237,8 @@ if kind == 'sw' then
       end
     end
   end
-  if admitted then
-    if full > 0 then
-      redis.call('SET', key, string.format('%d:%d:%d', start, current, previous),
-        'PX', full + margin)
-    else
-      redis.call('DEL', key)
-    end
-  end
-  local over = 1
-  if admitted then
-    over = 0
-  end
-  return {over, math.max(remaining, 0), duration, full}
+  return answer(admitted, string.format('%d:%d:%d', start, current, previous), full,
+    remaining, duration)
 end
 
 if kind == 'tb' then
@@ -272,18 +274,7 @@ if kind == 'tb' then
     duration = cdiv(debt + cost - capacity, den)
   end
   local remaining = burst - cdiv(debt, num)
-  if admitted then
-    if full > 0 then
-      redis.call('SET', key, string.format('%d:%d', tat_ms, tat_frac), 'PX', full + margin)
-    else
-      redis.call('DEL', key)
-    end
-  end
-  local over = 1
-  if admitted then
-    over = 0
-  end
-  return {over, math.max(remaining, 0), duration, full}
+  return answer(admitted, string.format('%d:%d', tat_ms, tat_frac), full, remaining, duration)
 end
 return redis.error_reply('unknown algorithm ' .. tostring(kind))
 """

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
 from handlers.agents.egress import EgressPolicy
-from handlers.common.settings import ServiceSettings, SettingsError
+from handlers.common.settings import Flag, ServiceSettings, SettingsError
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -95,17 +95,6 @@ def _seconds(value: object) -> object:
     if not 0.05 <= number <= 86400:
         raise ValueError("expected seconds from 0.05 to 86400")
     return number
-
-
-def _boolean(value: object) -> object:
-    if not isinstance(value, str):
-        return value
-    text = value.strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def _size(low: int, high: int) -> BeforeValidator:
@@ -208,7 +197,6 @@ def _variable(name: str, description: str, **extra: Any) -> Any:
 
 
 Seconds = Annotated[float, BeforeValidator(_seconds)]
-Flag = Annotated[bool, BeforeValidator(_boolean)]
 
 
 class Settings(ServiceSettings):

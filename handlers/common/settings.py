@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 from pydantic_settings.sources.utils import parse_env_vars
 
 __all__ = [
+    "Flag",
     "LOG_FORMATS",
     "LOG_LEVELS",
     "LogFormat",
@@ -33,6 +34,22 @@ __all__ = [
     "SettingsError",
     "environment",
 ]
+
+
+def _flag(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    text = value.strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+"""A setting that is on or off: ``1``, ``true``, ``yes``, ``on`` or ``0``, ``false``, ``no``,
+``off``, in any case."""
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 """The levels every service accepts (any case; ``WARN`` is ``WARNING``, ``TRACE`` is ``DEBUG``)."""

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from handlers.common.settings import ServiceSettings
+from handlers.common.settings import Flag, ServiceSettings
 from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
 
 __all__ = ["DEFAULT_CHUNK_OVERLAP_TOKENS", "MIN_CHUNK_TOKENS", "Settings"]
@@ -74,17 +74,6 @@ def _url(value: object) -> object:
     return value.strip().rstrip("/")
 
 
-def _flag(value: object) -> object:
-    if not isinstance(value, str):
-        return value
-    text = value.strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
 def _directory(value: object) -> object:
     return Path(value.strip()).expanduser() if isinstance(value, str) else value
 
@@ -108,7 +97,6 @@ def _collection_name(value: object) -> object:
 
 
 Port = Annotated[int, BeforeValidator(_integer(0, 65535))]
-Flag = Annotated[bool, BeforeValidator(_flag)]
 Url = Annotated[str, BeforeValidator(_url)]
 
 

@@ -25,7 +25,6 @@ from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
-    CursorResult,
     String,
     Table,
     Update,
@@ -150,11 +149,6 @@ def _one_of(column: ColumnElement[Any], values: Iterable[str]) -> ColumnElement[
     return column.in_([literal_column(f"'{value}'") for value in values])
 
 
-def _count(session: Session, statement: Update) -> int:
-    result = cast("CursorResult[Any]", session.execute(statement))
-    return result.rowcount
-
-
 _HELD_UPDATES: dict[tuple[str, tuple[str, ...]], Precompiled] = {}
 
 
@@ -182,16 +176,6 @@ def _held_update(session: Session, lease: Lease, values: dict[str, Any]) -> int:
         lease_id=lease.execution_id, lease_worker=lease.worker_id, lease_attempt=lease.attempt
     )
     return statement.count(session, parameters)
-
-
-def _held(lease: Lease) -> Update:
-    table = execution_table(lease.execution_id)
-    return update(table).where(
-        table.id == lease.execution_id,
-        table.worker_id == lease.worker_id,
-        table.attempt == lease.attempt,
-        table.status.in_(ACTIVE),
-    )
 
 
 _SUBSCRIBED = Precompiled(select(exists().select_from(cast(Table, WebhookSubscription.__table__))))
@@ -417,13 +401,8 @@ def release(session: Session, lease: Lease) -> bool:
     """Give the execution back to the queue (the worker is stopping); False if lost already.
     The attempt did not end: its number is handed back too (the next claim reuses it), so a
     stopping worker costs the execution none of its manifest's retries."""
-    table = execution_table(lease.execution_id)
-    released = _count(
-        session,
-        _held(lease).values(
-            status="pending", worker_id=None, heartbeat_at=None, attempt=table.attempt - 1
-        ),
-    )
+    values = {"status": "pending", "worker_id": None, "heartbeat_at": None}
+    released = _held_update(session, lease, {**values, "attempt": lease.attempt - 1})
     if released:
         notify_queued(session)
     return released == 1

@@ -19,8 +19,11 @@ import grpc
 from google.protobuf import any_pb2, json_format
 
 from generated.proto.envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
-from generated.proto.ratelimit.config.ratelimit.v3 import rls_conf_pb2
-from handlers.ratelimit.config.xds_resources import RATE_LIMIT_CONFIG_TYPE_URL, pack_config
+from handlers.ratelimit.config.xds_resources import (
+    RATE_LIMIT_CONFIG_TYPE_URL,
+    AnyRateLimitConfig,
+    pack_config,
+)
 
 TIMEOUT = 10.0
 
@@ -100,8 +103,9 @@ class ManagementServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):
         await self.stop()
         await self.start()
 
-    def set_snapshot(self, version: str, configs: Sequence[rls_conf_pb2.RateLimitConfig]) -> None:
-        """Publish ``configs`` as ``version`` to every stream."""
+    def set_snapshot(self, version: str, configs: Sequence[AnyRateLimitConfig]) -> None:
+        """Publish ``configs`` (upstream's messages or our superset) as ``version`` to every
+        stream."""
         self.set_resources(version, [pack_config(config) for config in configs])
 
     def set_resources(

@@ -251,6 +251,14 @@ def _build_should_rate_limit(body: models.RateLimitRequest | Mapping[str, Any]) 
     return request
 
 
+def _build_read_counters(body: models.RateLimitRequest | Mapping[str, Any]) -> _Request:
+    request = _Request("POST", "/counters")
+    if body is not None:
+        request.headers["content-type"] = "application/json"
+        request.content = _json_bytes(body)
+    return request
+
+
 def _build_healthcheck() -> _Request:
     request = _Request("GET", "/healthcheck")
     return request
@@ -258,6 +266,10 @@ def _build_healthcheck() -> _Request:
 
 def _parse_should_rate_limit(response: httpx.Response) -> Any:
     return models.RateLimitResponse.model_validate(response.json())
+
+
+def _parse_read_counters(response: httpx.Response) -> Any:
+    return models.CountersResponse.model_validate(response.json())
 
 
 def _parse_healthcheck(response: httpx.Response) -> Any:
@@ -374,6 +386,14 @@ class RatelimitClient:
         )
         return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
 
+    def read_counters(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+    ) -> models.CountersResponse:
+        """POST /counters: Read the state of a request's limits without counting"""
+        request = _build_read_counters(body)
+        return _parse_read_counters(self._send(request))  # type: ignore[no-any-return]
+
     def healthcheck(
         self,
     ) -> Iterator[str]:
@@ -476,6 +496,14 @@ class AsyncRatelimitClient:
             ),
         )
         return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
+
+    async def read_counters(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+    ) -> models.CountersResponse:
+        """POST /counters: Read the state of a request's limits without counting"""
+        request = _build_read_counters(body)
+        return _parse_read_counters(await self._send(request))  # type: ignore[no-any-return]
 
     def healthcheck(
         self,

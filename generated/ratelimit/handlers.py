@@ -34,6 +34,14 @@ class RatelimitHandlers(Protocol):
         """POST /json: Decide whether a request is within its rate limits"""
         ...
 
+    async def read_counters(
+        self,
+        *,
+        body: bytes,
+    ) -> models.CountersResponse | Response:
+        """POST /counters: Read the state of a request's limits without counting"""
+        ...
+
     async def healthcheck(
         self,
     ) -> AsyncIterator[str] | Response:

@@ -13,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
 )
 
@@ -140,6 +141,44 @@ class Quota(BaseModel):
     id: str | MISSING = MISSING
 
 
+class Status(StrEnum):
+    """
+    `limited`: `limits` holds the limits that decide it; `unlimited`: an `unlimited`
+    rule matches (never refused); `no_limit`: no rule matches, the domain is unknown,
+    or the limit was replaced by another descriptor's `replaces`.
+
+    """
+
+    limited = "limited"
+    unlimited = "unlimited"
+    no_limit = "no_limit"
+
+
+class Algorithm(StrEnum):
+    """
+    How the limit counts (the rule's `algorithm`; upstream's rules are fixed windows).
+    """
+
+    fixed_window = "fixed_window"
+    sliding_window = "sliding_window"
+    token_bucket = "token_bucket"
+
+
+class WindowUnit(StrEnum):
+    """
+    A limit's window as one upstream unit; `UNKNOWN` for a window that is not one unit (its `windowMs` says it).
+    """
+
+    unknown = "UNKNOWN"
+    second = "SECOND"
+    minute = "MINUTE"
+    hour = "HOUR"
+    day = "DAY"
+    week = "WEEK"
+    month = "MONTH"
+    year = "YEAR"
+
+
 class HeaderValue(BaseModel):
     """
     `envoy.config.core.v3.HeaderValue`; this service sets `key` and `value` only.
@@ -215,6 +254,82 @@ class DescriptorStatus(BaseModel):
         ),
     ] = MISSING
     quota: Quota | MISSING = MISSING
+
+
+class LimitCounter(BaseModel):
+    """
+    One limit's state, read without counting.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    name: Annotated[
+        str | None | MISSING, Field(description="The limit's `name`, if it has one.")
+    ] = MISSING
+    algorithm: Annotated[
+        Algorithm,
+        Field(
+            description="How the limit counts (the rule's `algorithm`; upstream's rules are fixed windows)."
+        ),
+    ]
+    requests_per_unit: Annotated[
+        StrictInt,
+        Field(
+            alias="requestsPerUnit",
+            description="Hits allowed per window.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    unit: WindowUnit
+    window_ms: Annotated[
+        StrictInt,
+        Field(alias="windowMs", description="The window in milliseconds.", ge=1),
+    ]
+    burst: Annotated[
+        StrictInt | None | MISSING,
+        Field(
+            description="A token bucket's size; null for the windows.",
+            ge=1,
+            le=4294967295,
+        ),
+    ] = MISSING
+    used: Annotated[
+        StrictInt,
+        Field(
+            description="The allowance taken (`burst` or `requestsPerUnit` minus `remaining`).",
+            ge=0,
+        ),
+    ]
+    remaining: Annotated[
+        StrictInt,
+        Field(
+            description="The most hits a request could carry right now and be admitted by this limit.",
+            ge=0,
+        ),
+    ]
+    reset_ms: Annotated[
+        StrictInt,
+        Field(
+            alias="resetMs",
+            description="Milliseconds until the whole allowance is back with nothing else counted (a fixed window's end, whatever its count; 0 for a whole sliding window or token bucket).",
+            ge=0,
+        ),
+    ]
+    deciding: Annotated[
+        StrictBool,
+        Field(
+            description="Whether a decision now would report this limit (the over limit that waits longest, else the one with the least remaining)."
+        ),
+    ]
+    shadow_mode: Annotated[
+        StrictBool,
+        Field(
+            alias="shadowMode",
+            description="The descriptor's rule is in shadow mode (counted and reported, never refused).",
+        ),
+    ]
 
 
 class RateLimitRequest(BaseModel):
@@ -298,3 +413,44 @@ class RateLimitResponse(BaseModel):
         ),
     ] = MISSING
     quota: Quota | MISSING = MISSING
+
+
+class DescriptorCounters(BaseModel):
+    """
+    One descriptor's limits and their state.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    entries: Annotated[
+        list[RateLimitDescriptorEntry],
+        Field(description="The descriptor's entries, as sent."),
+    ]
+    status: Annotated[
+        Status,
+        Field(
+            description="`limited`: `limits` holds the limits that decide it; `unlimited`: an `unlimited`\nrule matches (never refused); `no_limit`: no rule matches, the domain is unknown,\nor the limit was replaced by another descriptor's `replaces`.\n"
+        ),
+    ]
+    limits: Annotated[
+        list[LimitCounter],
+        Field(
+            description="The descriptor's limits, in configuration order (empty unless `limited`)."
+        ),
+    ]
+
+
+class CountersResponse(BaseModel):
+    """
+    The state of a request's limits (`POST /counters`).
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    domain: Annotated[str, Field(description="The request's domain.")]
+    descriptors: Annotated[
+        list[DescriptorCounters],
+        Field(description="One entry per request descriptor, in request order."),
+    ]

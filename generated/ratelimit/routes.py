@@ -78,6 +78,21 @@ class RatelimitRoutes:
         result = await self._handlers.should_rate_limit(body=body)
         return success(result, 200, None)
 
+    @Post(
+        "/counters",
+        status=200,
+        operation_id="read_counters",
+        produces=("application/json",),
+    )
+    async def read_counters(
+        self,
+        request: Request,
+    ) -> Response:
+        """POST /counters"""
+        body = await request.body()
+        result = await self._handlers.read_counters(body=body)
+        return success(result, 200, None)
+
     @Get(
         "/healthcheck",
         status=200,

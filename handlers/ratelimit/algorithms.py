@@ -51,6 +51,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from math import gcd
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -97,6 +98,13 @@ def _ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
 
 
+_CHECKED_RULES = 4096
+"""How many (limit, window[, burst]) a check remembers as valid. The decision functions check
+their arguments on every call (they are public), but the arguments are a rule's, of which a
+service has a bounded few: a remembered check costs a lookup, not the arithmetic."""
+
+
+@lru_cache(maxsize=_CHECKED_RULES)
 def _check_limit_window(limit: int, window_ms: int) -> None:
     if not 0 <= limit <= MAX_UINT32:
         raise ValueError(f"rate limit {limit} is out of range: 0 to {MAX_UINT32}")
@@ -181,6 +189,7 @@ class SlidingWindowState(NamedTuple):
     previous: int
 
 
+@lru_cache(maxsize=_CHECKED_RULES)
 def check_sliding_window(limit: int, window_ms: int) -> None:
     """Raises ``ValueError`` unless ``limit`` per ``window_ms`` is a valid sliding window:
     besides the common bounds, ``limit * window_ms`` must stay below 2**53 (the products the
@@ -321,6 +330,7 @@ class GcraState(NamedTuple):
     tat_frac: int
 
 
+@lru_cache(maxsize=_CHECKED_RULES)
 def emission_interval(limit: int, window_ms: int) -> tuple[int, int]:
     """The emission interval ``T = window_ms / limit`` as ``(num, den)`` in lowest terms:
     ``T = num / den`` ms. ``limit`` must be positive."""
@@ -328,6 +338,7 @@ def emission_interval(limit: int, window_ms: int) -> tuple[int, int]:
     return window_ms // divisor, limit // divisor
 
 
+@lru_cache(maxsize=_CHECKED_RULES)
 def check_token_bucket(limit: int, window_ms: int, burst: int) -> None:
     """Raises ``ValueError`` unless ``limit`` per ``window_ms`` with ``burst`` is a valid token
     bucket: besides the common bounds, ``1 <= burst <= 2**32 - 1`` and ``burst * num``
@@ -465,32 +476,33 @@ def combine(outcomes: Sequence[Outcome], shadow: Sequence[bool] = ()) -> Combine
     """
     if not outcomes:
         raise ValueError("combine needs at least one limit's outcome")
-    enforced = [
-        i
-        for i, outcome in enumerate(outcomes)
-        if outcome.over_limit and not (i < len(shadow) and shadow[i])
-    ]
-    shadow_over = any(
-        outcome.over_limit and i < len(shadow) and shadow[i] for i, outcome in enumerate(outcomes)
-    )
-    if enforced:
-        index = min(enforced, key=lambda i: (-outcomes[i].duration_until_reset_ms, i))
-    else:
-        index = min(
-            range(len(outcomes)),
-            key=lambda i: (
-                outcomes[i].limit_remaining,
-                -outcomes[i].duration_until_reset_ms,
-                i,
-            ),
-        )
-    return Combined(
-        index,
-        bool(enforced),
-        shadow_over,
-        min(outcome.limit_remaining for outcome in outcomes),
-        outcomes[index].duration_until_reset_ms,
-    )
+    # one pass (this runs for every request of such a descriptor): the longest-waiting
+    # enforced over limit, and the least-remaining-then-longest one, first index on ties
+    over_index = -1
+    over_duration = -1
+    least_index = 0
+    least = outcomes[0]
+    remaining = least.limit_remaining
+    shadow_over = False
+    shadows = len(shadow)
+    for i, outcome in enumerate(outcomes):
+        duration = outcome.duration_until_reset_ms
+        if outcome.over_limit:
+            if i < shadows and shadow[i]:
+                shadow_over = True
+            elif duration > over_duration:
+                over_index, over_duration = i, duration
+        left = outcome.limit_remaining
+        if left < remaining:
+            remaining = left
+        if i and (
+            left < least.limit_remaining
+            or (left == least.limit_remaining and duration > least.duration_until_reset_ms)
+        ):
+            least_index, least = i, outcome
+    if over_index >= 0:
+        return Combined(over_index, True, shadow_over, remaining, over_duration)
+    return Combined(least_index, False, shadow_over, remaining, least.duration_until_reset_ms)
 
 
 # --- window lengths in rule files --------------------------------------------------------------

@@ -3,8 +3,10 @@
 Flags follow Go's ``flag`` package, as upstream's checker: ``-config_dir DIR`` (or
 ``-config_dir=DIR``, ``--config_dir``) and ``-merge_domain_configs`` (a boolean: also
 ``-merge_domain_configs=false``), and, beyond upstream's, ``-backend_type redis|memcache|memory``
-to also refuse what that ``BACKEND_TYPE`` cannot decide yet (issue 23's algorithms and windows:
-memory only). Exit status 0 when the files load, 1 when they do not, 2 for bad usage.
+to load them as that ``BACKEND_TYPE`` would: every backend decides every rule of issue 23
+(algorithms, windows, several limits), so today it refuses nothing more, but a backend that
+could not decide some rule would have it refused here with the rule, the line and the reason.
+Exit status 0 when the files load, 1 when they do not, 2 for bad usage.
 """
 
 from __future__ import annotations

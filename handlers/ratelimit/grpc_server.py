@@ -62,7 +62,7 @@ class RateLimitServicer:
         started = time.perf_counter()
         self._requests.value += 1
         try:
-            overall, codes, remaining, limits, now, response = await self._service.decide(
+            overall, codes, remaining, limits, now, response, resets = await self._service.decide(
                 request, message=False, serialized=body
             )
         except (ServiceError, BackendError) as error:
@@ -71,7 +71,7 @@ class RateLimitServicer:
         finally:
             self._time.record((time.perf_counter() - started) * 1000.0)
         if response is None:
-            return decision_wire(overall, codes, remaining, limits, now)
+            return decision_wire(overall, codes, remaining, limits, now, resets)
         return response.SerializeToString()
 
 

@@ -1,4 +1,5 @@
-"""The HTTP port: ``/json`` (a decision in proto3 JSON) and ``/healthcheck``.
+"""The HTTP port: ``/json`` (a decision in proto3 JSON), ``/counters`` (the state of a
+request's limits, counting nothing: not upstream's) and ``/healthcheck``.
 
 Implements the generated ``RatelimitHandlers``; answers exactly as the upstream does
 (reference §2.19): 200 / 429 / 500 by overall code, ``Bad Request\\n`` for anything it cannot
@@ -8,6 +9,7 @@ decide, ``OK`` or an empty 500 for health.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -16,6 +18,7 @@ from generated.ratelimit import models
 from generated.ratelimit.routes import create_app
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.health import Health
+from handlers.ratelimit.limiter import LimitReading
 from handlers.ratelimit.memo import ParsedBodies
 from handlers.ratelimit.proto_json import decision_json, parse_request, response_json
 from handlers.ratelimit.service import RateLimitService, ServiceError
@@ -65,18 +68,69 @@ class HttpHandlers:
         except (ServiceError, BackendError) as error:
             log.debug("/json request failed: %s", error)
             return plain_error(400, "Bad Request")
-        overall, codes, remaining, limits, now, response = decision
+        overall, codes, remaining, limits, now, response, resets = decision
         if response is None:
-            body = decision_json(overall, codes, remaining, limits, now)
+            body = decision_json(overall, codes, remaining, limits, now, resets)
         else:
             body = response_json(response)
         status = _STATUS_BY_CODE.get(overall, 500)
         return Response.status(status).type("application/json").body(body)
 
+    async def read_counters(self, *, body: bytes) -> models.CountersResponse | Response:
+        try:
+            request, _ = self._requests.get(body)
+        except (ValueError, RecursionError) as error:
+            log.debug("bad /counters request: %s", error)
+            return plain_error(400, "Bad Request")
+        try:
+            read = await self._service.read_counters(request)
+        except (ServiceError, BackendError) as error:
+            log.debug("/counters request failed: %s", error)
+            return plain_error(400, "Bad Request")
+        return counters_response(request, read)
+
     async def healthcheck(self) -> Response:
         if self._health.healthy():
             return Response.ok().type(_TEXT).body("OK")
         return Response.status(500).body(b"")
+
+
+def counters_response(
+    request: rls_pb2.RateLimitRequest,
+    read: Sequence[tuple[str, Sequence[LimitReading]]],
+) -> models.CountersResponse:
+    """The ``/counters`` answer of what :meth:`RateLimitService.read_counters` read."""
+    return models.CountersResponse(
+        domain=request.domain,
+        descriptors=[
+            models.DescriptorCounters(
+                entries=[
+                    models.RateLimitDescriptorEntry(key=entry.key, value=entry.value)
+                    for entry in descriptor.entries
+                ],
+                status=models.Status(status),
+                limits=[_limit_counter(reading) for reading in readings],
+            )
+            for descriptor, (status, readings) in zip(request.descriptors, read, strict=True)
+        ],
+    )
+
+
+def _limit_counter(reading: LimitReading) -> models.LimitCounter:
+    limit = reading.limit
+    return models.LimitCounter(
+        name=limit.name or None,
+        algorithm=models.Algorithm(limit.algorithm),
+        requests_per_unit=limit.requests_per_unit,
+        unit=models.WindowUnit(limit.unit.name),
+        window_ms=limit.window_ms or limit.divider * 1000,
+        burst=limit.burst or None,
+        used=reading.used,
+        remaining=reading.remaining,
+        reset_ms=reading.reset_ms,
+        deciding=reading.deciding,
+        shadow_mode=limit.shadow_mode,
+    )
 
 
 class AnyMethod:

@@ -10,12 +10,11 @@ import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
 from random import random
-from typing import TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit import algorithms
 from handlers.ratelimit.backends.base import (
-    AlgorithmStore,
     BackendError,
     CounterStore,
     Increment,
@@ -107,6 +106,23 @@ def response_message(
     return response
 
 
+class LimitReading(NamedTuple):
+    """One limit's state, read without counting (the counters API)."""
+
+    limit: MatchedLimit
+    used: int
+    """The allowance taken: the allowance (``burst`` or ``requests_per_unit``) minus
+    ``remaining``."""
+    remaining: int
+    """The most hits a request could carry now and be admitted by this limit."""
+    reset_ms: int
+    """Until the whole allowance is back with nothing else counted: a fixed window's end
+    (whatever its count, as its ``duration_until_reset``), 0 for a sliding window or a token
+    bucket that is whole."""
+    deciding: bool
+    """Whether a decision now would report this limit."""
+
+
 class Limiter:
     """Counts a request's hits in a :class:`CounterStore` and decides each descriptor."""
 
@@ -143,10 +159,12 @@ class Limiter:
         stems: Sequence[str],
         limits: Sequence[MatchedLimit | None],
         hits: Sequence[int],
+        checks: Sequence[LimitCheck] | None = None,
     ) -> Counted:
         """Counts each descriptor's hits under its limit and decides it; ``None`` limits (no
         rule, replaced, unlimited) are OK without touching the store. ``stems`` are the
-        descriptors' :meth:`key_stem` (any string for a ``None`` limit). The statuses of a
+        descriptors' :meth:`key_stem` (any string for a ``None`` limit); ``checks`` are
+        :meth:`checks` of the same arguments where the caller kept them. The statuses of a
         response are :func:`response_message` of what this returns.
 
         This runs for every request: the common steps are written out here rather than
@@ -169,7 +187,9 @@ class Limiter:
         reported: Reported | None = None
         statuses: dict[int, tuple[Code, int]] = {}
         if advanced:
-            reported, statuses = await self._decide_advanced(stems, limits, hits, int(clock * 1000))
+            if checks is None:
+                checks = self.checks(stems, limits, hits)
+            reported, statuses = await self._decide_advanced(limits, hits, checks, clock)
 
         # which keys are over in the local cache (None: none is)
         local_over: list[bool] | None = None
@@ -233,19 +253,67 @@ class Limiter:
                 remaining[i] = left
         return codes, remaining, now, reported
 
-    async def _decide_advanced(
-        self,
-        stems: Sequence[str],
-        limits: Sequence[MatchedLimit | None],
-        hits: Sequence[int],
-        now_ms: int,
-    ) -> tuple[Reported, dict[int, tuple[Code, int]]]:
-        """Decides the descriptors of issue 23's limits in the store (one call for all) and
-        counts their statistics; returns what their statuses report, and their codes and
-        remaining hits, by index."""
-        store = self.store
-        if not isinstance(store, AlgorithmStore):  # refused at config load; never expected
+    async def read(
+        self, stems: Sequence[str], limits: Sequence[MatchedLimit | None]
+    ) -> list[tuple[LimitReading, ...]]:
+        """Each descriptor's limits (``()`` for a ``None`` limit) and their state now, read
+        from the store without counting: upstream's windows with a ``get`` of the counter
+        :meth:`count` would increment, issue 23's limits decided with 0 hits by the store's
+        ``peek``."""
+        clock = self._clock()
+        now, now_ms = int(clock), int(clock * 1000)
+        readings: list[tuple[LimitReading, ...]] = [() for _ in limits]
+        counted = [
+            (i, limit, limit.divider)
+            for i, limit in enumerate(limits)
+            if limit is not None and not limit.advanced
+        ]
+        if counted:
+            values = await self.store.get(
+                [
+                    (f"{stems[i]}{now // divider * divider}", limit.per_second)
+                    for i, limit, divider in counted
+                ]
+            )
+            for (i, limit, divider), value in zip(counted, values, strict=True):
+                left = max(limit.requests_per_unit - value, 0)
+                end_ms = (now // divider * divider + divider) * 1000
+                used = limit.requests_per_unit - left
+                readings[i] = (LimitReading(limit, used, left, max(end_ms - now_ms, 0), True),)
+        checks = self.checks(stems, limits, [0] * len(limits))
+        if not checks:
+            return readings
+        peek = getattr(self.store, "peek", None)
+        if peek is None:  # every backend has it; a store of the tests may not
             raise BackendError("this backend decides only upstream's fixed windows")
+        decisions: list[algorithms.Decision[Any]] = await peek(checks, now_ms)
+        position = 0
+        for i, matched in enumerate(limits):
+            if matched is None or not matched.advanced:
+                continue
+            group = (matched, *matched.others)
+            found = decisions[position : position + len(group)]
+            position += len(group)
+            reported = algorithms.combine(found).reported  # as _decide_advanced reports
+            readings[i] = tuple(
+                LimitReading(
+                    each,
+                    (each.burst or each.requests_per_unit) - decision.limit_remaining,
+                    decision.limit_remaining,
+                    decision.duration_until_reset_ms,
+                    index == reported,
+                )
+                for index, (each, decision) in enumerate(zip(group, found, strict=True))
+            )
+        return readings
+
+    @staticmethod
+    def checks(
+        stems: Sequence[str], limits: Sequence[MatchedLimit | None], hits: Sequence[int]
+    ) -> tuple[LimitCheck, ...]:
+        """What the store decides for the descriptors of issue 23's limits (each limit of
+        each, in order); a function of its arguments alone, so callers that see the same
+        request again may keep it (the service keeps it in the request's plan)."""
         checks: list[LimitCheck] = []
         for limit, stem, hit in zip(limits, stems, hits, strict=True):
             if limit is not None and limit.advanced:
@@ -260,7 +328,24 @@ class Limiter:
                             hit,
                         )
                     )
-        decisions = await store.decide(checks, now_ms)
+        return tuple(checks)
+
+    async def _decide_advanced(
+        self,
+        limits: Sequence[MatchedLimit | None],
+        hits: Sequence[int],
+        checks: Sequence[LimitCheck],
+        clock: float,
+    ) -> tuple[Reported, dict[int, tuple[Code, int]]]:
+        """Decides the descriptors of issue 23's limits in the store (one call for all) and
+        counts their statistics; returns what their statuses report, and their codes and
+        remaining hits, by index."""
+        # an attribute, not isinstance(store, AlgorithmStore): a runtime Protocol check costs
+        # more than the decision
+        decide = getattr(self.store, "decide", None)
+        if decide is None:  # every backend has it; a store of the tests may not
+            raise BackendError("this backend decides only upstream's fixed windows")
+        decisions: list[algorithms.Decision[Any]] = await decide(checks, int(clock * 1000))
         reported: Reported = {}
         statuses: dict[int, tuple[Code, int]] = {}
         position = 0

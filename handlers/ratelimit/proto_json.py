@@ -11,7 +11,7 @@ enums are names or numbers, output omits zero values and prints enums by name.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring as _json_string
 from typing import Any, Protocol
 
@@ -241,13 +241,16 @@ def decision_json(
     remaining: Sequence[int],
     limits: Sequence[JsonLimit | None],
     now: int,
+    resets: Mapping[int, int] | None = None,
 ) -> bytes:
     """:func:`response_json` of :func:`~handlers.ratelimit.limiter.response_message` of the
     same values, written from them without making the message (each status in one f-string:
-    this runs for every ``/json`` answer)."""
+    this runs for every ``/json`` answer). ``resets``: the seconds until reset of issue 23's
+    statuses, by index."""
     statuses: list[str] = []
-    for code, left, limit in zip(codes, remaining, limits, strict=True):
-        if code and left and limit is not None:  # the usual status, with every member
+    for index, (code, left, limit) in enumerate(zip(codes, remaining, limits, strict=True)):
+        if code and left and limit is not None and (resets is None or index not in resets):
+            # the usual status, with every member
             divider = limit.divider  # seconds_until_reset, without a call per status
             statuses.append(
                 f"{{{_CODE_MEMBER.get(code) or _code_member(code)},{limit.current_json},"
@@ -257,7 +260,10 @@ def decision_json(
         if limit is None:
             members = f'"limitRemaining":{left}' if left else ""
         else:
-            reset = limit.seconds_until_reset(now)
+            if resets is not None and index in resets:
+                reset = resets[index]
+            else:
+                reset = limit.seconds_until_reset(now)
             if left:
                 members = (
                     f'{limit.current_json},"limitRemaining":{left},"durationUntilReset":"{reset}s"'

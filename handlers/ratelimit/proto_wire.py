@@ -10,7 +10,7 @@ kind of status.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
@@ -76,20 +76,30 @@ def decision_wire(
     remaining: Sequence[int],
     limits: Sequence[WireLimit | None],
     now: int,
+    resets: Mapping[int, int] | None = None,
 ) -> bytes:
-    """``response_message(overall_code, codes, remaining, limits, now).SerializeToString()``,
-    written without the message (this runs for every gRPC answer without headers or
-    metadata)."""
+    """``response_message(overall_code, codes, remaining, limits, now, resets)
+    .SerializeToString()``, written without the message (this runs for every gRPC answer
+    without headers or metadata). ``resets``: the seconds until reset of issue 23's
+    statuses, by index (their limits' windows do not say it)."""
     parts = [_OVERALL_CODE + varint(overall_code)] if overall_code else []
-    for code, left, limit in zip(codes, remaining, limits, strict=True):
+    for index, (code, left, limit) in enumerate(zip(codes, remaining, limits, strict=True)):
         status = (_CODE_FIELD.get(code) or _CODE + varint(code)) if code else b""
         if limit is not None:
             status += limit.current_wire
         if left:
             status += _LIMIT_REMAINING + varint(left)
         if limit is not None:
-            divider = limit.divider  # seconds_until_reset (at least 1), without a call
-            seconds = varint(divider - now % divider)
+            if resets is not None and index in resets:
+                reset = resets[index]
+                if not reset:  # a present, empty Duration, as upb writes seconds = 0
+                    status += _DURATION_UNTIL_RESET + b"\x00"
+                    parts.append(_STATUS + varint(len(status)) + status)
+                    continue
+            else:
+                divider = limit.divider  # seconds_until_reset (at least 1), without a call
+                reset = divider - now % divider
+            seconds = varint(reset)
             status += _DURATION_UNTIL_RESET + _SMALL[len(seconds) + 1] + _SECONDS + seconds
         parts.append(_STATUS + varint(len(status)) + status)
     return b"".join(parts)

@@ -13,9 +13,16 @@ from google.protobuf import struct_pb2, text_format
 from generated.proto.envoy.config.core.v3 import base_pb2
 from generated.proto.envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
-from handlers.ratelimit.backends.base import BackendError
+from handlers.ratelimit.backends.base import BackendError, LimitCheck
 from handlers.ratelimit.config.model import MAX_UINT32, DomainRules, RuleSet, Unit
-from handlers.ratelimit.limiter import OK, OVER_LIMIT, Code, Limiter, response_message
+from handlers.ratelimit.limiter import (
+    OK,
+    OVER_LIMIT,
+    Code,
+    Limiter,
+    LimitReading,
+    response_message,
+)
 from handlers.ratelimit.matching import Entries, MatchedLimit, find_limit, override_limit
 from handlers.ratelimit.memo import remember
 from handlers.ratelimit.settings import Modes
@@ -58,6 +65,9 @@ class _RequestPlan:
     """Per descriptor: whether it counts in quota mode; None when none does."""
     domain_not_found: Counter | None
     """The unknown domain's counter, counted once per descriptor every time."""
+    checks: tuple[LimitCheck, ...] | None
+    """What the store decides for issue 23's limits (:meth:`Limiter.checks`); None when the
+    request has none."""
 
 
 class Decision(NamedTuple):
@@ -77,6 +87,9 @@ class Decision(NamedTuple):
     response: RateLimitResponse | None
     """The response message; None only when it was not asked for and would hold nothing
     but the overall code and the statuses (no headers, no dynamic metadata)."""
+    resets: dict[int, int] | None
+    """Per status of issue 23's limits, by index: its seconds until reset (the limit's
+    window does not say it); None when the request has none."""
 
 
 class ServiceError(Exception):
@@ -144,7 +157,7 @@ class RateLimitService:
 
         try:
             codes, remaining, now, reported = await self.limiter.count(
-                plan.stems, plan.limits, plan.hits
+                plan.stems, plan.limits, plan.hits, plan.checks
             )
         except BackendError:
             self.stats.redis_error.add()
@@ -176,21 +189,42 @@ class RateLimitService:
         limits = plan.limits
         resets: dict[int, int] | None = None
         if reported is not None:
-            # issue 23's limits: each status reports its deciding limit and its own duration,
-            # which the message states (the encoders without a message know only windows)
+            # issue 23's limits: each status reports its deciding limit and its own duration
             shown = list(limits)
             resets = {}
             for i, (limit, seconds) in reported.items():
                 shown[i] = limit
                 resets[i] = seconds
             limits = tuple(shown)
-        if message or headers or metadata or resets is not None:
+        if message or headers or metadata:
             response = response_message(overall, codes, remaining, limits, now, resets)
             if headers:
                 self._add_headers(response, limits, modes)
             if metadata:
                 _add_dynamic_metadata(response, request, limits)
-        return _new_tuple(Decision, (overall, codes, remaining, limits, now, response))
+        return _new_tuple(Decision, (overall, codes, remaining, limits, now, response, resets))
+
+    async def read_counters(
+        self, request: rls_pb2.RateLimitRequest
+    ) -> list[tuple[str, tuple[LimitReading, ...]]]:
+        """Per descriptor of ``request``: ``limited``, ``unlimited`` or ``no_limit``, and the
+        state of the limits that decide it (the counters API), read without counting; raises
+        as :meth:`decide` (a request :meth:`decide` refuses is refused here too)."""
+        try:
+            plan = self._plan(request, request.ByteSize())
+        except ServiceError:
+            self.stats.service_error.add()
+            raise
+        try:
+            readings = await self.limiter.read(plan.stems, plan.limits)
+        except BackendError:
+            self.stats.redis_error.add()
+            raise
+        unlimited = set(plan.unlimited)
+        return [
+            ("unlimited" if i in unlimited else "limited" if found else "no_limit", found)
+            for i, found in enumerate(readings)
+        ]
 
     def _plan(self, request: rls_pb2.RateLimitRequest, size: int) -> _RequestPlan:
         """Validate ``request`` (raising :class:`ServiceError`, so a bad request is never
@@ -241,13 +275,16 @@ class RateLimitService:
             not unlimited[i] and (quota_mode or (limit is not None and limit.quota_mode))
             for i, limit in enumerate(limits)
         )
+        limits_tuple, hits_tuple = tuple(limits), tuple(hits)
+        advanced = any(limit is not None and limit.advanced for limit in limits_tuple)
         return _RequestPlan(
-            limits=tuple(limits),
+            limits=limits_tuple,
             stems=stems,
-            hits=tuple(hits),
+            hits=hits_tuple,
             unlimited=tuple(i for i, flag in enumerate(unlimited) if flag),
             quota=quota if any(quota) else None,
             domain_not_found=stats.domain_not_found(domain) if domain_rules is None else None,
+            checks=Limiter.checks(stems, limits_tuple, hits_tuple) if advanced else None,
         )
 
     def _find_limit(self, domain_rules: DomainRules, entries: Entries) -> MatchedLimit | None:

@@ -64,6 +64,7 @@ class RecordingStore:
     increments: list[list[Increment]] = field(default_factory=list)
     gets: list[list[tuple[str, bool]]] = field(default_factory=list)
     decisions: list[list[LimitCheck]] = field(default_factory=list)
+    peeks: list[list[LimitCheck]] = field(default_factory=list)
 
     async def start(self) -> None:
         return None
@@ -81,6 +82,12 @@ class RecordingStore:
     ) -> list[algorithms.Decision[Any]]:
         self.decisions.append(list(checks))
         return await self.inner.decide(checks, now_ms)
+
+    async def peek(
+        self, checks: Sequence[LimitCheck], now_ms: int
+    ) -> list[algorithms.Decision[Any]]:
+        self.peeks.append(list(checks))
+        return await self.inner.peek(checks, now_ms)
 
     def connected(self) -> bool:
         return True

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from generated.proto.envoy.service.ratelimit.v3 import rls_pb2
 from handlers.ratelimit import algorithms
 from handlers.ratelimit.backends.memory import MemoryStore
 from handlers.ratelimit.config.model import RuleLimit, Unit
@@ -18,6 +19,8 @@ from handlers.ratelimit.config.parse import ConfigError, dump, load_rule_set
 from handlers.ratelimit.config.provider import FileConfigProvider
 from handlers.ratelimit.config_check import main as config_check
 from handlers.ratelimit.limiter import response_message
+from handlers.ratelimit.proto_json import decision_json, response_json
+from handlers.ratelimit.proto_wire import decision_wire
 from handlers.ratelimit.server import RateLimitServer
 from handlers.ratelimit.service import RateLimitResponse
 from handlers.ratelimit.settings import Modes, Settings
@@ -208,42 +211,24 @@ def test_documents_without_lines_say_no_line() -> None:
     )
 
 
-# --- refused by the backends that only count fixed windows --------------------------------------
+# --- every backend decides every limit ------------------------------------------------------------
 
-REFUSED = [
-    (
-        "rate_limit: {unit: second, requests_per_unit: 5, algorithm: sliding_window}\n",
-        "sliding_window is not supported by the {backend} backend yet",
-    ),
-    (
-        "rate_limit: {unit: second, requests_per_unit: 5, algorithm: token_bucket}\n",
-        "token_bucket is not supported by the {backend} backend yet",
-    ),
-    (
-        "rate_limit: {window: 1500ms, requests_per_unit: 5}\n",
-        "a fixed window of 1500 ms (not whole seconds) is not supported by the {backend} "
-        "backend yet",
-    ),
-    (
-        "rate_limits:\n  - {unit: second, requests_per_unit: 5}\n",
-        "rate_limits (several limits on one descriptor) is not supported by the {backend} "
-        "backend yet",
-    ),
+NEW_LIMITS = [
+    "rate_limit: {unit: second, requests_per_unit: 5, algorithm: sliding_window}\n",
+    "rate_limit: {unit: second, requests_per_unit: 5, algorithm: token_bucket}\n",
+    "rate_limit: {window: 1500ms, requests_per_unit: 5}\n",
+    "rate_limits:\n  - {unit: second, requests_per_unit: 5}\n",
 ]
+"""Limits that only algorithms.py decides (memcached refused them at load until issue 23's
+step 4: tests/ratelimit/test_algorithm_rules_memcache.py decides them on memcached)."""
 
 
-@pytest.mark.parametrize(("body", "reason"), REFUSED)
-def test_memcache_refuses_the_new_limits_at_load_redis_takes_them(body: str, reason: str) -> None:
-    files = [("f.yaml", rule(body))]
-    with pytest.raises(ConfigError) as raised:
-        load_rule_set(files, merge_domains=False, backend="memcache")
-    assert str(raised.value) == (
-        f"f.yaml: config error, rate limit 'd.k' at line {5 if 'rate_limits' in body else 4}: "
-        + reason.format(backend="memcache")
-    )
-    load_rule_set(files, merge_domains=False, backend="redis")
-    load_rule_set(files, merge_domains=False, backend="memory")
-    load_rule_set(files, merge_domains=False)
+@pytest.mark.parametrize("body", NEW_LIMITS)
+@pytest.mark.parametrize("backend", ["memcache", "redis", "memory", None])
+def test_every_backend_loads_the_new_limits(body: str, backend: str | None) -> None:
+    loaded = load_rule_set([("f.yaml", rule(body))], merge_domains=False, backend=backend)
+    limit = loaded.domains["d"].root.children["k"].limit
+    assert limit is not None and limit.tag
 
 
 @pytest.mark.parametrize("backend", ["redis", "memcache"])
@@ -255,17 +240,15 @@ def test_redis_and_memcache_take_upstream_limits_in_new_spellings(backend: str) 
     )
 
 
-def test_redis_counts_fixed_windows_of_whole_seconds_memcache_refuses_them() -> None:
+@pytest.mark.parametrize("backend", ["redis", "memcache"])
+def test_redis_and_memcache_count_fixed_windows_of_whole_seconds(backend: str) -> None:
     files = [
         ("f.yaml", rule("rate_limit: {unit: second, unit_multiplier: 30, requests_per_unit: 5}\n"))
     ]
-    load_rule_set(files, merge_domains=False, backend="redis")
-    with pytest.raises(ConfigError) as raised:
-        load_rule_set(files, merge_domains=False, backend="memcache")
-    assert str(raised.value) == (
-        "f.yaml: config error, rate limit 'd.k' at line 4: a fixed window of 30000 ms "
-        "(not one whole unit) is not supported by the memcache backend yet"
-    )
+    loaded = load_rule_set(files, merge_domains=False, backend=backend)
+    limit = loaded.domains["d"].root.children["k"].limit
+    assert limit is not None
+    assert (limit.algorithm, limit.window_ms, limit.tag) == ("fixed_window", 30000, "fw30000")
 
 
 def _runtime(tmp_path: Path, text: str) -> dict[str, str]:
@@ -292,21 +275,13 @@ async def test_a_refused_reload_keeps_the_rules_loaded(tmp_path: Path, backend: 
     assert loaded is not None
     sliding = rule("rate_limit: {unit: minute, requests_per_unit: 5, algorithm: sliding_window}\n")
     bad = rule("rate_limit: {unit: minute, requests_per_unit: 5, burst: 2}\n")
-    for text in (sliding, bad) if backend == "memcache" else (bad,):
-        _runtime(tmp_path, text)
-        update = await _file_provider(server).reload()
-        assert update.rules is None
-        assert server.service.rules is loaded
-    assert server.stats.store.value("ratelimit.service.config_load_error") == (
-        2 if backend == "memcache" else 1
-    )
-    if backend == "memcache":
-        assert "sliding_window is not supported by the memcache backend yet" in str(
-            (await _reload(server, tmp_path, sliding)).error
-        )
-    else:
-        assert (await _reload(server, tmp_path, sliding)).error is None
-        assert server.service.rules is not loaded
+    _runtime(tmp_path, bad)
+    update = await _file_provider(server).reload()
+    assert update.rules is None
+    assert server.service.rules is loaded
+    assert server.stats.store.value("ratelimit.service.config_load_error") == 1
+    assert (await _reload(server, tmp_path, sliding)).error is None  # every backend takes it
+    assert server.service.rules is not loaded
 
 
 async def _reload(server: RateLimitServer, tmp_path: Path, text: str) -> Any:
@@ -332,11 +307,7 @@ def test_config_check_reports_the_line_and_the_backend(
     )
     assert config_check(["-config_dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "loaded domain: d (2 rate limits)\n"
-    assert config_check(["-config_dir", str(tmp_path), "-backend_type", "memcache"]) == 1
-    assert capsys.readouterr().err == (
-        f"error loading rate limit configs: {path}: config error, rate limit 'd.k' at line 5: "
-        "sliding_window is not supported by the memcache backend yet\n"
-    )
+    assert config_check(["-config_dir", str(tmp_path), "-backend_type", "memcache"]) == 0
     assert config_check(["-config_dir", str(tmp_path), "-backend_type", "redis"]) == 0
     assert config_check(["-config_dir", str(tmp_path), "-backend_type=memory"]) == 0
     assert config_check(["-config_dir", str(tmp_path), "-backend_type", "mongo"]) == 2
@@ -452,18 +423,14 @@ async def decides_as_the_algorithms(h: Harness, name: str, steps: int = 400) -> 
         decision = await h.service.decide(
             request("d", descriptor(("k", "v"), hits=hits)), message=False
         )
-        if decision.response is None:  # upstream's counting: the encoders know the window
-            assert not shown[0].window_ms % 1000 and not loaded.more_limits
-            decision = decision._replace(
-                response=response_message(
-                    decision.overall_code,
-                    decision.codes,
-                    decision.remaining,
-                    decision.limits,
-                    decision.now,
-                )
-            )
-        assert decision.response is not None
+        # no message is made: the answer is what the gRPC and /json encoders write, each
+        # equal to the message of the same values
+        assert decision.response is None
+        values = (*decision[:5], decision.resets)
+        message = response_message(*values)
+        assert decision_wire(*values) == message.SerializeToString()
+        assert decision_json(*values) == response_json(message)
+        decision = decision._replace(response=message)
         status = decision.response.statuses[0]
         over, remaining, seconds, reported = model.decide(int(h.clock.now * 1000), hits)
         assert (status.code, status.limit_remaining, status.duration_until_reset.seconds) == (
@@ -698,10 +665,15 @@ async def test_without_a_message_the_new_limits_still_answer_one() -> None:
         now=T0,
     )
     plain = await h.service.decide(request("d", descriptor(("plain", "x"))), message=False)
-    assert plain.response is None  # the encoders write it from the window
+    assert (plain.response, plain.resets) == (None, None)  # the encoders use the window
     bucket = await h.service.decide(request("d", descriptor(("bucket", "x"))), message=False)
-    assert bucket.response is not None  # its duration is its own: the message states it
-    status = bucket.response.statuses[0]
+    assert bucket.response is None
+    assert bucket.resets == {0: 12}  # its duration is its own: the encoders are told it
+    overall, codes, remaining, limits, now, _, resets = bucket
+    answer = rls_pb2.RateLimitResponse.FromString(
+        decision_wire(overall, codes, remaining, limits, now, resets)
+    )
+    status = answer.statuses[0]
     assert (status.limit_remaining, status.duration_until_reset.seconds) == (4, 12)
 
 

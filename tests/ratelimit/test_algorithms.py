@@ -591,3 +591,38 @@ def test_window_of_names_the_longest_whole_unit() -> None:
     assert window_of(2_592_000_000) == Window(2_592_000_000, "month", 1)
     assert window_of(1_500) == Window(1_500, "", 1_500)
     assert window_of(7_200_000) == Window(7_200_000, "hour", 2)
+
+
+def _reference_combine(outcomes: list[Decision[Any]], shadow: list[bool]) -> Combined:
+    """:func:`combine`'s rules written as plainly as they read (the function is a one-pass
+    loop: it runs for every request of a descriptor with several limits)."""
+    enforced = [i for i, o in enumerate(outcomes) if o.over_limit and not shadow[i]]
+    if enforced:
+        index = min(enforced, key=lambda i: (-outcomes[i].duration_until_reset_ms, i))
+    else:
+        index = min(
+            range(len(outcomes)),
+            key=lambda i: (outcomes[i].limit_remaining, -outcomes[i].duration_until_reset_ms, i),
+        )
+    return Combined(
+        index,
+        bool(enforced),
+        any(o.over_limit and shadow[i] for i, o in enumerate(outcomes)),
+        min(o.limit_remaining for o in outcomes),
+        outcomes[index].duration_until_reset_ms,
+    )
+
+
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(0, 4), st.integers(0, 4), st.booleans()),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_combine_is_its_rules(limits: list[tuple[bool, int, int, bool]]) -> None:
+    """Small values so that ties (which the first limit wins) come up often."""
+    outcomes = [Decision(None, over, left, duration, 0) for over, left, duration, _ in limits]
+    shadow = [flag for *_, flag in limits]
+    assert combine(outcomes, shadow) == _reference_combine(outcomes, shadow)
+    assert combine(outcomes) == _reference_combine(outcomes, [False] * len(outcomes))

@@ -200,7 +200,7 @@ async def all_kinds_decisions(modes: Modes) -> list[Decision]:
 @pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
 async def test_decision_json_writes_what_response_json_writes(modes: Modes) -> None:
     for decision in await all_kinds_decisions(modes):
-        overall, codes, remaining, limits, now, response = decision
+        overall, codes, remaining, limits, now, response, _ = decision
         assert response is not None
         assert decision_json(overall, codes, remaining, limits, now) == response_json(response)
 
@@ -245,3 +245,17 @@ async def test_a_decision_with_headers_or_metadata_has_its_message(modes: Modes)
     assert decision.response.response_headers_to_add or decision.response.HasField(
         "dynamic_metadata"
     )
+
+
+def test_decision_json_writes_issue_23_durations_as_response_json_does() -> None:
+    limits = [limit for limit in every_kind_of_limit() if limit is not None][:6]
+    checked = 0
+    for seconds in (0, 1, 59, 86_400, 31_536_000):
+        for code, left in itertools.product((0, 1, 2), (0, 5, (1 << 32) - 1)):
+            columns: Any = ([code, 1], [left, 3], [limits[checked % 6], limits[0]])
+            for resets in ({0: seconds}, {1: seconds}, {0: seconds, 1: 0}):
+                message = response_message(2, *columns, 1_700_000_123, resets)
+                written = decision_json(2, *columns, 1_700_000_123, resets)
+                assert written == response_json(message), (seconds, code, left, resets)
+                checked += 1
+    assert checked > 100

@@ -71,8 +71,24 @@ def test_decision_wire_writes_every_kind_of_status_as_upb_does() -> None:
 @pytest.mark.parametrize("modes", [Modes(), Modes(shadow_mode=True), Modes(quota_mode=True)])
 async def test_decision_wire_of_real_decisions_is_their_message(modes: Modes) -> None:
     for decision in await all_kinds_decisions(modes):
-        overall, codes, remaining, limits, now, response = decision
+        overall, codes, remaining, limits, now, response, _ = decision
         assert response is not None
         wire = decision_wire(overall, codes, remaining, limits, now)
         assert wire == response.SerializeToString()
         assert rls_pb2.RateLimitResponse.FromString(wire) == response
+
+
+def test_decision_wire_writes_issue_23_durations_as_upb_does() -> None:
+    """Statuses of issue 23's limits carry their own seconds until reset (0 included: a present,
+    empty Duration), beside statuses whose window says it."""
+    limits = [limit for limit in every_kind_of_limit() if limit is not None][:6]
+    checked = 0
+    for seconds in (0, 1, 127, 128, 86_400, 31_536_000, 9_007_199_254):
+        for code, left in itertools.product((0, 1, 2), (0, 5, (1 << 32) - 1)):
+            columns: Any = ([code, 1], [left, 3], [limits[checked % 6], limits[0]])
+            for resets in ({0: seconds}, {1: seconds}, {0: seconds, 1: 0}):
+                message = response_message(2, *columns, 1_700_000_123, resets)
+                written = decision_wire(2, *columns, 1_700_000_123, resets)
+                assert written == message.SerializeToString(), (seconds, code, left, resets)
+                checked += 1
+    assert checked > 150

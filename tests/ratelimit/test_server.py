@@ -291,6 +291,22 @@ def test_client_cli(
     assert failed == 1
     assert "request error: UNKNOWN: rate limit domain must not be empty" in capsys.readouterr().err
 
+    # -counters: the HTTP port's POST /counters, counting nothing (twice: the same answer)
+    counters = ["-counters", "-http_address", f"127.0.0.1:{process.http}", "-domain", "edge"]
+    for _ in range(2):
+        code = client_main([*counters, "-descriptors=remote_address=10.0.0.1", "-descriptors=x=y"])
+        output = capsys.readouterr()
+        lines = output.out.splitlines()
+        assert code == 0, output
+        assert lines[3:] == [  # after the domain and the two descriptors
+            "descriptor 0 (remote_address=10.0.0.1): limited",
+            "  * (unnamed): fixed_window, 2 per 60000 ms, used 1, remaining 1, reset in "
+            + lines[4].rsplit("reset in ", 1)[-1],
+            "descriptor 1 (x=y): no_limit",
+        ]
+    assert client_main([*counters[:3], "-domain", ""]) == 1
+    assert "request error" in capsys.readouterr().err
+
 
 async def test_grpc_on_a_unix_socket(tmp_path: Path) -> None:
     path = tmp_path / "rls.sock"

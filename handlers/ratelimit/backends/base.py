@@ -68,10 +68,15 @@ class LimitCheck(NamedTuple):
 
 @runtime_checkable
 class AlgorithmStore(Protocol):
-    """A store that decides every algorithm of ``algorithms.py`` (the memory store, and Redis
-    with its Lua script; memcached does not, and its rules are refused at load)."""
+    """A store that decides every algorithm of ``algorithms.py``: the memory store, Redis (its
+    Lua script) and memcached (a ``gets``/``cas`` loop)."""
 
     async def decide(self, checks: Sequence[LimitCheck], now_ms: int) -> list[Decision[Any]]:
         """Decide each check at ``now_ms`` (the limiter's clock, in ms) and store its new
         state, in order; all of them atomically with respect to other requests."""
+        ...
+
+    async def peek(self, checks: Sequence[LimitCheck], now_ms: int) -> list[Decision[Any]]:
+        """Decide each check at ``now_ms`` on its key's stored state and store nothing (the
+        counters API reads with checks of 0 hits). The decisions' ``state`` may be None."""
         ...

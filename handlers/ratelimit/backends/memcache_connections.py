@@ -17,7 +17,9 @@ times out closes its connection (the replies on it are out of step from then on)
 the calls pipelined behind it. Every failure raises
 :class:`~handlers.ratelimit.backends.base.BackendError` naming the node. An error reply
 (``ERROR``, ``CLIENT_ERROR ...``, ``SERVER_ERROR ...``) is not raised: it is returned as a
-:class:`ReplyError` in the call's replies.
+:class:`ReplyError` in the call's replies. A ``gets`` reply (:data:`GETS`) carries each
+value's CAS unique (:class:`CasValues`), for the compare-and-swap steps of the store's
+decisions (``MemcacheStore.decide``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import ssl
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from handlers.ratelimit.backends.base import BackendError
 from handlers.ratelimit.settings import split_host_port
@@ -34,6 +37,9 @@ LINE = 0
 """A one-line reply (a number, ``NOT_FOUND``, ``STORED``, ``NOT_STORED``, ``VERSION ...``)."""
 VALUES = 1
 """The reply to ``get``: ``VALUE key flags bytes`` blocks, then ``END``; parsed to a dict."""
+GETS = 2
+"""The reply to ``gets``: ``VALUE key flags bytes cas`` blocks, then ``END``; parsed to
+:class:`CasValues`."""
 
 _CRLF = b"\r\n"
 _ERROR_PREFIXES = (b"ERROR", b"CLIENT_ERROR", b"SERVER_ERROR")
@@ -44,7 +50,14 @@ class ReplyError(Exception):
     non-numeric value``."""
 
 
-Reply = bytes | dict[bytes, bytes] | ReplyError
+class CasValues(NamedTuple):
+    """The reply to ``gets``: each key found, with its value and its CAS unique (what a
+    ``cas`` of the key must name to store over exactly that value)."""
+
+    values: dict[bytes, tuple[bytes, int]]
+
+
+Reply = bytes | dict[bytes, bytes] | CasValues | ReplyError
 
 
 class _ProtocolError(Exception):
@@ -66,15 +79,19 @@ def _line_reply(line: bytes) -> bytes | ReplyError:
     return line
 
 
-def _values_reply(buffer: bytearray, position: int) -> tuple[int, Reply] | None:
-    """The ``get`` reply starting at ``position`` and where it ends, or None if incomplete."""
+def _values_reply(buffer: bytearray, position: int, kind: int) -> tuple[int, Reply] | None:
+    """The ``get`` (``kind`` :data:`VALUES`) or ``gets`` (:data:`GETS`) reply starting at
+    ``position`` and where it ends, or None if incomplete."""
     values: dict[bytes, bytes] = {}
+    uniques: dict[bytes, int] = {}
     while True:
         end = buffer.find(_CRLF, position)
         if end < 0:
             return None
         line = bytes(buffer[position:end])
         if line == b"END":
+            if kind == GETS:
+                return end + 2, CasValues({key: (values[key], uniques[key]) for key in values})
             return end + 2, values
         if not line.startswith(b"VALUE "):
             error = _line_reply(line)
@@ -84,6 +101,10 @@ def _values_reply(buffer: bytearray, position: int) -> tuple[int, Reply] | None:
         parts = line.split()
         if len(parts) < 4 or not parts[3].isdigit():
             raise _ProtocolError(f"unexpected line in a get reply: {line[:80]!r}")
+        if kind == GETS:
+            if len(parts) < 5 or not parts[4].isdigit():
+                raise _ProtocolError(f"no CAS unique in a gets reply: {line[:80]!r}")
+            uniques[parts[1]] = int(parts[4])
         start, size = end + 2, int(parts[3])
         if len(buffer) < start + size + 2:
             return None
@@ -161,7 +182,7 @@ class MemcacheConnection(asyncio.Protocol):
                 call.replies.append(_line_reply(bytes(buffer[position:end])))
                 position = end + 2
             else:
-                parsed = _values_reply(buffer, position)
+                parsed = _values_reply(buffer, position, call.kinds[len(call.replies)])
                 if parsed is None:
                     break
                 position, reply = parsed

@@ -14,6 +14,7 @@ from typing import Any
 
 from handlers.ratelimit import algorithms
 from handlers.ratelimit.backends.base import Increment, LimitCheck
+from handlers.ratelimit.backends.stored_state import decide
 
 _SWEEP_EVERY = 4096
 
@@ -67,19 +68,7 @@ class MemoryStore:
         for check in checks:
             entry = states.get(check.key)
             state = entry[0] if entry is not None and entry[1] > now_ms else None
-            decision: algorithms.Decision[Any]
-            if check.algorithm == "sliding_window":
-                decision = algorithms.sliding_window(
-                    state, now_ms, check.limit, check.window_ms, check.hits
-                )
-            elif check.algorithm == "token_bucket":
-                decision = algorithms.token_bucket(
-                    state, now_ms, check.limit, check.window_ms, check.hits, check.burst
-                )
-            else:
-                decision = algorithms.fixed_window(
-                    state, now_ms, check.limit, check.window_ms, check.hits
-                )
+            decision = decide(check, state, now_ms)
             if decision.state is None:
                 states.pop(check.key, None)
             else:
@@ -91,6 +80,18 @@ class MemoryStore:
             expired = [key for key, (_, expires) in states.items() if expires <= now_ms]
             for key in expired:
                 del states[key]
+        return results
+
+    async def peek(
+        self, checks: Sequence[LimitCheck], now_ms: int
+    ) -> list[algorithms.Decision[Any]]:
+        """Each check decided on its key's state at ``now_ms``, nothing stored."""
+        states = self._states
+        results: list[algorithms.Decision[Any]] = []
+        for check in checks:
+            entry = states.get(check.key)
+            state = entry[0] if entry is not None and entry[1] > now_ms else None
+            results.append(decide(check, state, now_ms))
         return results
 
     def _sweep(self, now: float) -> None:

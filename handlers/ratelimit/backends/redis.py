@@ -97,10 +97,13 @@ from handlers.ratelimit.backends.redis_connections import (
 )
 from handlers.ratelimit.backends.redis_protocol import (
     RedisConnection,
+    encode_arguments,
     encode_command,
     encode_get,
     encode_increment,
 )
+from handlers.ratelimit.backends.stored_state import decide, decode_state
+from handlers.ratelimit.memo import remember
 from handlers.ratelimit.settings import KvStoreSettings
 from handlers.ratelimit.stats import StatsStore
 
@@ -438,6 +441,25 @@ class RedisStore:
         main_iter, second_iter = iter(main_values), iter(second_values)
         return [next(second_iter) if flag else next(main_iter) for flag in flags]
 
+    async def peek(
+        self, checks: Sequence[LimitCheck], now_ms: int
+    ) -> list[algorithms.Decision[Any]]:
+        """Each check decided by ``algorithms.py`` on its key's value, read with ``GET`` (the
+        script's encoding, :mod:`~handlers.ratelimit.backends.stored_state`); nothing stored."""
+        second = self._per_second
+        flags = [second is not None and check.window_ms <= 1000 for check in checks]
+        reads = [_get_raw(self._main, [c.key for c, f in zip(checks, flags, strict=True) if not f])]
+        if second is not None and any(flags):
+            reads.append(_get_raw(second, [c.key for c, f in zip(checks, flags, strict=True) if f]))
+        values = await _gather_all(reads)
+        main_values, second_values = iter(values[0]), iter(values[-1])
+        decisions = []
+        for check, flag in zip(checks, flags, strict=True):
+            raw = next(second_values) if flag else next(main_values)
+            state = decode_state(check.key, check.algorithm, raw, "redis")
+            decisions.append(decide(check, state, now_ms))
+        return decisions
+
     def connected(self) -> bool:
         """Whether every instance has at least one open connection."""
         return self._main.connected() and (self._per_second is None or self._per_second.connected())
@@ -555,12 +577,32 @@ async def _increment(instance: _Instance, increments: Sequence[Increment]) -> li
 
 
 def _evalsha(check: LimitCheck, now_ms: int) -> bytes:
+    """The check's ``EVALSHA`` at ``now_ms``; all but the time is encoded once per check
+    (the service keeps a request's checks with its plan, so the same ones recur)."""
+    parts = _EVALSHA_PARTS.get(check)
+    if parts is None:
+        parts = remember(_EVALSHA_PARTS, check, _evalsha_parts(check), _EVALSHA_PARTS_SIZE)
+    head, tail = parts
+    now = b"%d" % now_ms
+    return b"%b$%d\r\n%b\r\n%b" % (head, len(now), now, tail)
+
+
+def _evalsha_parts(check: LimitCheck) -> tuple[bytes, bytes]:
+    """The ``EVALSHA`` of ``check`` before and after its time argument."""
     kind = _KINDS[check.algorithm]
-    head = (DECIDE_SHA, 1, check.key, kind, now_ms, min(check.hits, _HITS_CAP), TTL_MARGIN_MS)
+    rest: tuple[int, ...]
     if kind == "tb":
-        num, den = algorithms.emission_interval(check.limit, check.window_ms)
-        return encode_command("EVALSHA", *head, num, den, check.burst)
-    return encode_command("EVALSHA", *head, check.limit, check.window_ms)
+        rest = (*algorithms.emission_interval(check.limit, check.window_ms), check.burst)
+    else:
+        rest = (check.limit, check.window_ms)
+    before = ("EVALSHA", DECIDE_SHA, 1, check.key, kind)
+    after = (min(check.hits, _HITS_CAP), TTL_MARGIN_MS, *rest)
+    count = len(before) + 1 + len(after)
+    return b"*%d\r\n%b" % (count, encode_arguments(*before)), encode_arguments(*after)
+
+
+_EVALSHA_PARTS: dict[LimitCheck, tuple[bytes, bytes]] = {}
+_EVALSHA_PARTS_SIZE = 4096
 
 
 async def _decide(
@@ -583,23 +625,43 @@ async def _decide(
         for n, j in enumerate(missing):
             loaded, reply = answers[2 * n], answers[2 * n + 1]
             replies[j] = loaded if isinstance(loaded, Exception) else reply
-    decisions: list[algorithms.Decision[Any]] = [
-        algorithms.Decision(None, check.hits > 0, 0, check.window_ms, 0) for check in checks
-    ]
+    decisions: list[algorithms.Decision[Any]] = [_NOT_SENT] * len(checks)
     for i, reply in zip(sent, replies, strict=True):
-        if isinstance(reply, Exception):
-            raise BackendError(str(reply))
         try:
-            over, remaining, duration, ttl = (int(value) for value in reply)
+            over, remaining, duration, ttl = reply  # the script answers four integers
+            decisions[i] = _new_tuple(
+                algorithms.Decision, (None, over != 0, int(remaining), int(duration), int(ttl))
+            )
         except (TypeError, ValueError):
+            if isinstance(reply, Exception):
+                raise BackendError(str(reply)) from None
             raise BackendError(f"unexpected reply to the decision script: {reply!r}") from None
-        decisions[i] = algorithms.Decision(None, bool(over), remaining, duration, ttl)
+    for i, decision in enumerate(decisions):
+        if decision is _NOT_SENT:
+            check = checks[i]  # a token bucket of limit 0
+            decisions[i] = algorithms.Decision(None, check.hits > 0, 0, check.window_ms, 0)
     return decisions
+
+
+_NOT_SENT: algorithms.Decision[Any] = algorithms.Decision(None, False, 0, 0, 0)
+# makes a Decision without calling its constructor (a NamedTuple's is a Python function)
+_new_tuple = tuple.__new__
 
 
 async def _get(instance: _Instance, keys: Sequence[str]) -> list[int]:
     replies = await _run(instance, [(key, encode_get(key), 1) for key in keys])
     return [_integer(reply) for reply in replies]
+
+
+async def _get_raw(instance: _Instance, keys: Sequence[str]) -> list[bytes | None]:
+    """The values of ``keys`` (None: missing)."""
+    if not keys:
+        return []
+    replies = await _run(instance, [(key, encode_get(key), 1) for key in keys])
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise BackendError(str(reply))
+    return [reply if reply is None else bytes(reply) for reply in replies]
 
 
 def _integer(reply: Any) -> int:

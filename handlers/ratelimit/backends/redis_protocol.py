@@ -63,7 +63,13 @@ def _argument(value: str | int | bytes) -> bytes:
 
 def encode_command(*args: str | int | bytes) -> bytes:
     """One command as a RESP array of bulk strings."""
-    parts = [b"*%d\r\n" % len(args)]
+    return b"*%d\r\n%b" % (len(args), encode_arguments(*args))
+
+
+def encode_arguments(*args: str | int | bytes) -> bytes:
+    """Bulk strings of a command's arguments, without the array's header (for commands
+    written in parts, some encoded once and kept)."""
+    parts = []
     for arg in args:
         data = _argument(arg)
         parts.append(b"$%d\r\n%b\r\n" % (len(data), data))

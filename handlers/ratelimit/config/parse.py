@@ -990,18 +990,8 @@ class _TreeBuilder:
         if algorithm == FIXED_WINDOW and plain_unit and not several:
             # an upstream limit spelt with the new fields: upstream's keys and answers
             return RuleLimit(limit, unit, False, spec.name, tuple(spec.replaces))
-        backend = self._backend
-        # memcached counts only upstream's limits (Redis decides every limit: its Lua script)
-        if backend in _COUNTER_ONLY_BACKENDS:
-            if algorithm != FIXED_WINDOW:
-                feature = algorithm
-            elif several:
-                feature = "rate_limits (several limits on one descriptor)"
-            elif window.ms % 1000:
-                feature = f"a fixed window of {window.ms} ms (not whole seconds)"
-            else:
-                feature = f"a fixed window of {window.ms} ms (not one whole unit)"
-            raise fail(f"{feature} is not supported by the {backend} backend yet")
+        # every backend decides every limit (memory and Redis with algorithms.py's steps,
+        # memcached with them in a gets/cas loop): none is refused for BACKEND_TYPE
         tag = f"{_TAGS[algorithm]}{window.ms}" + (f".{index}" if index else "")
         return RuleLimit(
             limit, unit, False, spec.name, tuple(spec.replaces), algorithm, window.ms, burst, tag
@@ -1035,10 +1025,6 @@ class _TreeBuilder:
 
 
 _TAGS = {FIXED_WINDOW: "fw", SLIDING_WINDOW: "sw", TOKEN_BUCKET: "tb"}
-_COUNTER_ONLY_BACKENDS = frozenset(["memcache"])
-"""Backends that only count upstream's limits (memcached: no scripts; a gets/cas loop, or a
-multiplied fixed window through its increments, are left to a later step). Redis decides every
-limit (issue 23, step 3)."""
 
 
 def _plain(value: _Value | None) -> object:
@@ -1062,9 +1048,9 @@ def load_rule_set(
 ) -> RuleSet:
     """Load rule files, each ``(config name, YAML text)``; raises :class:`ConfigError`.
 
-    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service: ``memcache`` refuses
-    the rules only the memory and Redis backends decide (another algorithm than the fixed
-    window, a window that is not one whole unit, several limits on a descriptor).
+    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service. Every backend (memory,
+    Redis, memcached) decides every rule, so none is refused for its backend today; a backend
+    that could not decide some rule would refuse it here, naming the rule, the line and why.
 
     Every file is parsed and checked before any is loaded, so a YAML or key error in any file
     is reported before a semantic one. Domains repeated across files are merged when

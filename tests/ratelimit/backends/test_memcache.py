@@ -14,6 +14,7 @@ import pytest
 
 from handlers.ratelimit.backends.base import BackendError, Increment
 from handlers.ratelimit.backends.memcache import MemcacheStore
+from handlers.ratelimit.backends.memcache_connections import GETS, CasValues, MemcacheConnection
 from handlers.ratelimit.backends.memcache_servers import pick
 from handlers.ratelimit.stats import StatsStore
 from tests.ratelimit.memcached_servers import (
@@ -179,7 +180,9 @@ async def test_values_that_are_not_int32_read_as_zero_and_fail_to_increment(
         node = memcached_nodes[zlib.crc32(key.encode()) % 2]
         client = node.client()
         try:
-            client.set(key, stored[name], expire=60)
+            # pymemcache sends ``noreply`` by default: the set would race the store's reads,
+            # which go on another connection (and memcached does not order connections)
+            assert client.set(key, stored[name], expire=60, noreply=False)
         finally:
             client.close()
     with caplog.at_level(logging.ERROR, logger="handlers.ratelimit.backends.memcache"):
@@ -265,6 +268,22 @@ async def test_start_logs_a_node_that_does_not_answer_and_connects_later(
     assert any(
         f"memcached {missing.address} does not answer" in r.getMessage() for r in caplog.records
     )
+
+
+async def test_a_gets_reply_in_pieces_gives_each_value_and_its_cas_unique() -> None:
+    """The parser of ``gets`` replies (the store's compare-and-swap reads), fed a byte at a
+    time: values are read by their length (this one holds a CRLF), each with its unique."""
+    connection = MemcacheConnection("test", lambda _: None)
+    reply = connection.call(b"gets a b c\r\n", (GETS,))
+    data = b"VALUE a 0 3 17\r\nx\r\n\r\nVALUE b 5 1 18446744073709551615\r\n1\r\nEND\r\n"
+    for index in range(len(data)):
+        assert not reply.done()
+        connection.data_received(data[index : index + 1])
+    assert await reply == [CasValues({b"a": (b"x\r\n", 17), b"b": (b"1", 2**64 - 1)})]
+    broken = connection.call(b"gets a\r\n", (GETS,))
+    connection.data_received(b"VALUE a 0 1\r\n1\r\nEND\r\n")  # no unique: not a gets reply
+    with pytest.raises(BackendError, match="protocol error: no CAS unique in a gets reply"):
+        await broken
 
 
 def _not(probe: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:

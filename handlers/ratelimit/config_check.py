@@ -2,10 +2,8 @@
 
 Flags follow Go's ``flag`` package, as upstream's checker: ``-config_dir DIR`` (or
 ``-config_dir=DIR``, ``--config_dir``) and ``-merge_domain_configs`` (a boolean: also
-``-merge_domain_configs=false``), and, beyond upstream's, ``-backend_type redis|memcache|memory``
-to load them as that ``BACKEND_TYPE`` would: every backend decides every rule of issue 23
-(algorithms, windows, several limits), so today it refuses nothing more, but a backend that
-could not decide some rule would have it refused here with the rule, the line and the reason.
+``-merge_domain_configs=false``). Every backend decides every rule (issue 23's algorithms,
+windows and several limits included), so a file that loads here loads in any service.
 Exit status 0 when the files load, 1 when they do not, 2 for bad usage.
 """
 
@@ -23,8 +21,6 @@ USAGE = """\
 Usage of ratelimit-config-check:
   -config_dir string
     \tpath to directory containing rate limit configs
-  -backend_type string
-    \tcheck the rules for this BACKEND_TYPE too (redis, memcache or memory)
   -merge_domain_configs
     \twhether to merge configurations, referencing the same domain
 """
@@ -34,12 +30,10 @@ class _UsageError(Exception):
     pass
 
 
-def _parse_flags(argv: Sequence[str]) -> tuple[str, bool, str | None] | None:
-    """``(config_dir, merge, backend_type)``; None when help was asked for. Raises
-    :class:`_UsageError`."""
+def _parse_flags(argv: Sequence[str]) -> tuple[str, bool] | None:
+    """``(config_dir, merge)``; None when help was asked for. Raises :class:`_UsageError`."""
     config_dir = ""
     merge = False
-    backend: str | None = None
     arguments = list(argv)
     while arguments:
         argument = arguments.pop(0)
@@ -54,17 +48,6 @@ def _parse_flags(argv: Sequence[str]) -> tuple[str, bool, str | None] | None:
                     raise _UsageError("flag needs an argument: -config_dir")
                 value = arguments.pop(0)
             config_dir = value
-        elif name == "backend_type":
-            if not has_value:
-                if not arguments:
-                    raise _UsageError("flag needs an argument: -backend_type")
-                value = arguments.pop(0)
-            if value not in _BACKENDS:
-                raise _UsageError(
-                    f'invalid value "{value}" for flag -backend_type: '
-                    "expected redis, memcache or memory"
-                )
-            backend = value
         elif name == "merge_domain_configs":
             try:
                 merge = parse_bool(value) if has_value else True
@@ -74,10 +57,7 @@ def _parse_flags(argv: Sequence[str]) -> tuple[str, bool, str | None] | None:
                 ) from None
         else:
             raise _UsageError(f"flag provided but not defined: -{name}")
-    return config_dir, merge, backend
-
-
-_BACKENDS = ("redis", "memcache", "memory")
+    return config_dir, merge
 
 
 def _read_directory(directory: str) -> list[tuple[str, bytes]]:
@@ -104,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if flags is None:
         print(USAGE, end="", file=sys.stderr)
         return 0
-    config_dir, merge, backend = flags
+    config_dir, merge = flags
     try:
         files = _read_directory(config_dir)
     except OSError as error:
@@ -115,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     try:
-        rule_set = load_rule_set(files, merge_domains=merge, backend=backend)
+        rule_set = load_rule_set(files, merge_domains=merge)
     except ConfigError as error:
         print(f"error loading rate limit configs: {error}", file=sys.stderr)
         return 1

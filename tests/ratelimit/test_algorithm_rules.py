@@ -224,28 +224,26 @@ step 4: tests/ratelimit/test_algorithm_rules_memcache.py decides them on memcach
 
 
 @pytest.mark.parametrize("body", NEW_LIMITS)
-@pytest.mark.parametrize("backend", ["memcache", "redis", "memory", None])
-def test_every_backend_loads_the_new_limits(body: str, backend: str | None) -> None:
-    loaded = load_rule_set([("f.yaml", rule(body))], merge_domains=False, backend=backend)
+def test_the_new_limits_load_tagged(body: str) -> None:
+    loaded = load_rule_set([("f.yaml", rule(body))], merge_domains=False)
     limit = loaded.domains["d"].root.children["k"].limit
     assert limit is not None and limit.tag
 
 
-@pytest.mark.parametrize("backend", ["redis", "memcache"])
-def test_redis_and_memcache_take_upstream_limits_in_new_spellings(backend: str) -> None:
-    load_rule_set(
+def test_upstream_limits_in_new_spellings_are_upstreams() -> None:
+    loaded = load_rule_set(
         [("f.yaml", rule("rate_limit: {window: 1h, requests_per_unit: 5}\n"))],
         merge_domains=False,
-        backend=backend,
     )
+    limit = loaded.domains["d"].root.children["k"].limit
+    assert limit is not None and (limit.unit, limit.tag) == (Unit.HOUR, "")
 
 
-@pytest.mark.parametrize("backend", ["redis", "memcache"])
-def test_redis_and_memcache_count_fixed_windows_of_whole_seconds(backend: str) -> None:
+def test_fixed_windows_of_whole_seconds_are_tagged() -> None:
     files = [
         ("f.yaml", rule("rate_limit: {unit: second, unit_multiplier: 30, requests_per_unit: 5}\n"))
     ]
-    loaded = load_rule_set(files, merge_domains=False, backend=backend)
+    loaded = load_rule_set(files, merge_domains=False)
     limit = loaded.domains["d"].root.children["k"].limit
     assert limit is not None
     assert (limit.algorithm, limit.window_ms, limit.tag) == ("fixed_window", 30000, "fw30000")
@@ -289,9 +287,7 @@ async def _reload(server: RateLimitServer, tmp_path: Path, text: str) -> Any:
     return await _file_provider(server).reload()
 
 
-def test_config_check_reports_the_line_and_the_backend(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_config_check_reports_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "d.yaml"
     path.write_text(rule("rate_limit:\n  unit: second\n  requests_per_unit: 5\n  burst: 2\n"))
     assert config_check(["-config_dir", str(tmp_path)]) == 1
@@ -307,10 +303,6 @@ def test_config_check_reports_the_line_and_the_backend(
     )
     assert config_check(["-config_dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "loaded domain: d (2 rate limits)\n"
-    assert config_check(["-config_dir", str(tmp_path), "-backend_type", "memcache"]) == 0
-    assert config_check(["-config_dir", str(tmp_path), "-backend_type", "redis"]) == 0
-    assert config_check(["-config_dir", str(tmp_path), "-backend_type=memory"]) == 0
-    assert config_check(["-config_dir", str(tmp_path), "-backend_type", "mongo"]) == 2
 
 
 # --- decisions: the memory backend against algorithms.py -----------------------------------------

@@ -840,9 +840,8 @@ def _utf8(text: str) -> str:
 class _TreeBuilder:
     """Loads decoded files into domains, with upstream's checks in upstream's order."""
 
-    def __init__(self, merge_domains: bool, backend: str | None = None) -> None:
+    def __init__(self, merge_domains: bool) -> None:
         self._merge = merge_domains
-        self._backend = backend
         self._domains: dict[str, DomainRules] = {}
 
     def add(self, name: str, root: _RootSpec) -> None:
@@ -1043,28 +1042,20 @@ def _rule_error(name: str, full_key: str, line: int | None, reason: str) -> Conf
 # Public API
 
 
-def load_rule_set(
-    files: Sequence[tuple[str, str | bytes]], *, merge_domains: bool, backend: str | None = None
-) -> RuleSet:
+def load_rule_set(files: Sequence[tuple[str, str | bytes]], *, merge_domains: bool) -> RuleSet:
     """Load rule files, each ``(config name, YAML text)``; raises :class:`ConfigError`.
-
-    ``backend`` is ``BACKEND_TYPE`` where the rules are for a service. Every backend (memory,
-    Redis, memcached) decides every rule, so none is refused for its backend today; a backend
-    that could not decide some rule would refuse it here, naming the rule, the line and why.
+    Every backend (memory, Redis, memcached) decides every rule they may hold.
 
     Every file is parsed and checked before any is loaded, so a YAML or key error in any file
     is reported before a semantic one. Domains repeated across files are merged when
     ``merge_domains``, an error otherwise.
     """
     decoded = [(name, _decode(name, _parse_first_document(name, text))) for name, text in files]
-    return _build(decoded, merge_domains, backend)
+    return _build(decoded, merge_domains)
 
 
 def load_documents(
-    documents: Sequence[tuple[str, Mapping[str, Any]]],
-    *,
-    merge_domains: bool,
-    backend: str | None = None,
+    documents: Sequence[tuple[str, Mapping[str, Any]]], *, merge_domains: bool
 ) -> RuleSet:
     """Like :func:`load_rule_set` for documents already parsed into mappings (xDS)."""
     decoded: list[tuple[str, _RootSpec]] = []
@@ -1074,13 +1065,11 @@ def load_documents(
         except _YamlFailure as error:
             raise ConfigError(name, f"error loading config file: yaml: {error}") from None
         decoded.append((name, _decode(name, value)))
-    return _build(decoded, merge_domains, backend)
+    return _build(decoded, merge_domains)
 
 
-def _build(
-    decoded: list[tuple[str, _RootSpec]], merge_domains: bool, backend: str | None = None
-) -> RuleSet:
-    builder = _TreeBuilder(merge_domains, backend)
+def _build(decoded: list[tuple[str, _RootSpec]], merge_domains: bool) -> RuleSet:
+    builder = _TreeBuilder(merge_domains)
     for name, spec in decoded:
         builder.add(name, spec)
     return builder.result()

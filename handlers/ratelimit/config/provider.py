@@ -133,11 +133,7 @@ def load_configuration(settings: Settings) -> ConfigUpdate:
 
 def _load(files: list[tuple[str, bytes]], settings: Settings) -> ConfigUpdate:
     try:
-        rules = load_rule_set(
-            files,
-            merge_domains=settings.merge_domain_config,
-            backend=settings.backend_type,
-        )
+        rules = load_rule_set(files, merge_domains=settings.merge_domain_config)
     except ConfigError as error:
         return ConfigUpdate(None, error)
     return ConfigUpdate(rules, None)

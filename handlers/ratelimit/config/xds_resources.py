@@ -155,18 +155,12 @@ def _unpack(index: int, resource: any_pb2.Any) -> ours.RateLimitConfig:
         raise ConfigError(where, f"cannot parse invalid wire-format data: {error}") from None
 
 
-def load_resources(
-    resources: Sequence[any_pb2.Any], *, merge_domains: bool, backend: str | None = None
-) -> RuleSet:
-    """Load one response's full set of resources; raises :class:`ConfigError`.
-
-    ``backend`` is ``BACKEND_TYPE``, as for :func:`load_rule_set`: ``memcache`` refuses the
-    limits only the memory and Redis backends decide."""
+def load_resources(resources: Sequence[any_pb2.Any], *, merge_domains: bool) -> RuleSet:
+    """Load one response's full set of resources; raises :class:`ConfigError`."""
     configs = [_unpack(index, resource) for index, resource in enumerate(resources)]
     return load_documents(
         [(config.name, config_document(config)) for config in configs],
         merge_domains=merge_domains,
-        backend=backend,
     )
 
 

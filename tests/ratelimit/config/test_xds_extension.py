@@ -90,9 +90,9 @@ def limits(rule_set: RuleSet) -> tuple[RuleLimit | None, ...]:
     return (node.limit, *node.more_limits)
 
 
-def xds_error(*descriptors: ours.RateLimitDescriptor, backend: str | None = None) -> str:
+def xds_error(*descriptors: ours.RateLimitDescriptor) -> str:
     with pytest.raises(ConfigError) as raised:
-        load_resources([pack_config(config(*descriptors))], merge_domains=False, backend=backend)
+        load_resources([pack_config(config(*descriptors))], merge_domains=False)
     return str(raised.value)
 
 
@@ -377,14 +377,10 @@ def test_durations_that_are_no_window_are_refused(seconds: int, nanos: int, spel
     )
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis", "memcache"])
-def test_every_backend_takes_the_extension(backend: str) -> None:
-    """The backend is passed on as for rule files (each decides every algorithm today)."""
+def test_three_limits_load_as_their_yaml() -> None:
     resource = pack_config(config(XDS_MODELLED["three limits"]))
-    from_xds = load_resources([resource], merge_domains=False, backend=backend)
-    from_yaml = load_rule_set(
-        [("c", rule(MODELLED["three limits"][0]))], merge_domains=False, backend=backend
-    )
+    from_xds = load_resources([resource], merge_domains=False)
+    from_yaml = load_rule_set([("c", rule(MODELLED["three limits"][0]))], merge_domains=False)
     assert limits(from_xds) == limits(from_yaml)
 
 

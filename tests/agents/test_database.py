@@ -12,8 +12,10 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import URL
 
+from handlers.agents.execution.leases import claim_next
 from handlers.agents.storage import database as storage_database
 from handlers.agents.storage.database import Database
+from handlers.agents.storage.migrate import upgrade
 from tests.agents.support import Storage
 
 
@@ -89,3 +91,26 @@ def test_a_connection_handed_back_a_moment_ago_is_not_pinged(
 
 def psycopg_url(url: URL) -> str:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def test_claims_and_heartbeats_do_not_wait_for_the_disk_other_commits_do(
+    new_storage: Callable[[], Storage],
+) -> None:
+    """A worker's claim (and heartbeat) sets ``synchronous_commit`` off for its own transaction
+    only (PostgreSQL; nothing on SQLite): the next transaction, e.g. a submission, waits."""
+    database = Database(new_storage().database_url)
+    upgrade(database)
+    postgres = database.engine.dialect.name == "postgresql"
+
+    def claim_then_show(session: Any) -> str | None:
+        assert claim_next(session, "w1") is None  # nothing queued
+        return session.execute(text("SHOW synchronous_commit")).scalar() if postgres else None
+
+    def show(session: Any) -> str | None:
+        return session.execute(text("SHOW synchronous_commit")).scalar() if postgres else None
+
+    try:
+        assert database.write_sync(claim_then_show) == ("off" if postgres else None)
+        assert database.write_sync(show) == ("on" if postgres else None)
+    finally:
+        database.dispose()

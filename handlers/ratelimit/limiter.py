@@ -172,7 +172,7 @@ class Limiter:
         clock = self._clock()
         now = int(clock)
         keys: list[str] = []  # "" where nothing is counted
-        advanced = False
+        advanced = counted = False
         for limit, stem, hit in zip(limits, stems, hits, strict=True):
             if limit is None:
                 keys.append("")
@@ -184,12 +184,20 @@ class Limiter:
                     continue
                 divider = limit.divider  # cache_key, inline
                 keys.append(f"{stem}{now // divider * divider}")
+                counted = True
         reported: Reported | None = None
         statuses: dict[int, tuple[Code, int]] = {}
         if advanced:
             if checks is None:
                 checks = self.checks(stems, limits, hits)
             reported, statuses = await self._decide_advanced(limits, hits, checks, clock)
+            if not counted:  # only issue 23's limits (and none): nothing for the counters
+                only_codes: list[Code] = [OK] * len(keys)
+                only_remaining = [0] * len(keys)
+                for i, (code, left) in statuses.items():
+                    only_codes[i] = code
+                    only_remaining[i] = left
+                return only_codes, only_remaining, now, reported
 
         # which keys are over in the local cache (None: none is)
         local_over: list[bool] | None = None

@@ -8,6 +8,8 @@
     plus ``LanceDbStore.search`` called in this process.
 (c) Generation: time to the first byte of ``POST /generate`` (no retrieval), against the first
     delta of the same generator loaded in this process with the same prompt.
+(g) Store size: after the ingestion part, once the server's store upkeep has run, the LanceDB
+    directory's bytes on disk per byte of live chunk data (their Arrow size).
 
 Run ``python -m bench.rag --help`` for the options.
 """
@@ -35,7 +37,7 @@ import httpx
 from bench.rag import workload
 from bench.rag.servers import BenchError, base_url, rag_server, wait_ready
 from bench.ratelimit.servers import ServerProcess
-from handlers.rag.stores.lancedb_store import MAINTENANCE_DELAY
+from handlers.rag.stores.upkeep import UPKEEP_DELAY, VERSION_RETENTION, disk_usage
 
 # Nothing may reach a model hub (as the server does).
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -44,6 +46,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 INGEST_RATIO_TARGET = 0.85
 SEARCH_P50_TARGET_MS = 15.0
 TTFB_RATIO_TARGET = 1.15
+STORE_SIZE_TARGET = 3.0  # bytes on disk per byte of live chunk data, once upkeep has run
 UPKEEP_ALLOWANCE_S = 2.0  # the store's index upkeep after a round of uploads takes < 0.2 s
 SMOLLM2 = "SmolLM2-135M-Instruct"
 
@@ -168,16 +171,48 @@ async def bench_ingestion(args: argparse.Namespace, tmp: Path, models: Path) -> 
                 say(f"  round {round_number}: /uploadDocument {ours_rates[-1]:.1f} chunks/s")
                 # the store's index upkeep runs once uploads pause; let it finish before
                 # the baseline's next turn on the same CPUs
-                await asyncio.sleep(MAINTENANCE_DELAY + UPKEEP_ALLOWANCE_S)
+                await asyncio.sleep(UPKEEP_DELAY + UPKEEP_ALLOWANCE_S)
+            store = await store_size(data_dir / "lancedb")
         finally:
             await embedder.close()
     raw, ours = statistics.median(raw_rates), statistics.median(ours_rates)
     ratio = ours / raw
-    figures = {"chunks": len(texts), "raw_chunks_per_s": raw, "ours_chunks_per_s": ours}
+    figures = {"chunks": len(texts), "raw_chunks_per_s": raw, "ours_chunks_per_s": ours, **store}
     verdict = Verdict(
         "ingestion ours/raw", ratio, f">= {INGEST_RATIO_TARGET}", ratio >= INGEST_RATIO_TARGET
     )
-    return Report(figures, [verdict])
+    per_byte = store["store_bytes_per_live_byte"]
+    size_verdict = Verdict(
+        "store bytes/live chunk byte",
+        per_byte,
+        f"<= {STORE_SIZE_TARGET:.0f}",
+        per_byte <= STORE_SIZE_TARGET,
+    )
+    return Report(figures, [verdict, size_verdict])
+
+
+async def store_size(directory: Path) -> dict[str, float]:
+    """(g): the server's LanceDB directory once its upkeep has run (the follow-up round comes
+    the retention after the last write), against the Arrow size of the chunks it holds (all
+    live then: upkeep removes the rows of replaced and deleted documents)."""
+    import lancedb
+
+    wait = VERSION_RETENTION + UPKEEP_DELAY + UPKEEP_ALLOWANCE_S
+    say(f"(g) store size: waiting {wait:.0f} s for the store's upkeep to run once more")
+    await asyncio.sleep(wait)
+    used = disk_usage([directory])
+    connection = await lancedb.connect_async(directory)
+    table = await connection.open_table("chunks")
+    live = (await table.query().to_arrow()).nbytes
+    table.close()  # type: ignore[no-untyped-call]
+    connection.close()  # type: ignore[no-untyped-call]
+    say(f"  {used.bytes} bytes in {used.files} files for {live} bytes of live chunks")
+    return {
+        "store_bytes": used.bytes,
+        "store_files": used.files,
+        "live_chunk_bytes": live,
+        "store_bytes_per_live_byte": used.bytes / live,
+    }
 
 
 # --------------------------------------------------------------------------- (b) search

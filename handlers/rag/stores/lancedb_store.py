@@ -7,13 +7,24 @@ published, and only then are the rows of replaced documents deleted. Rows of ids
 live (left by a crash between those steps) are removed at :meth:`LanceDbStore.open`.
 
 The store uses LanceDB's asynchronous API: its work runs on LanceDB's own runtime threads,
-never on the event loop. Index upkeep (full-text index refresh, compaction, the vector index
-once the table is large) runs in one background task once writes pause for
-``maintenance_delay`` seconds or ``maintenance_writes`` writes are waiting (LanceDB's own advice
-is to optimize every 20 modifications; after every write it took 8-10 % of the ingestion
-throughput on 2 cores). Rows not yet in an index are searched exhaustively, so a write is
-found at once either way. LanceDB commits are optimistic and resolve concurrent appends and
-deletes, so that task takes no lock.
+never on the event loop. Upkeep (full-text index refresh, compaction of small fragments,
+pruning of table versions older than the retention, the vector index once the table is large)
+runs in rounds in one background task, scheduled by :mod:`handlers.rag.stores.upkeep` (after
+a pause in writes or a number of them, at most every ``upkeep_interval`` seconds, and once
+more a retention after the writes stop, so that the store shrinks back without a later
+write). Rows not yet in an index are searched exhaustively, so a write is found at once
+either way. Each round logs one INFO line: what it compacted and removed, the bytes and files
+on disk before and after.
+
+Upkeep never blocks reads, and loses no write. LanceDB commits are optimistic: appends
+commit on top of a compaction, so a round after appends only runs beside writes. A delete
+pre-empts a concurrent compaction ("retryable commit conflict"), whose rewritten copy then
+stays on disk unreferenced, and a stream of deletes could starve upkeep: a round after
+deletions (and a retried one) holds the write lock instead, where writes wait for it (it then
+also removes unreferenced files; see ``_optimize``). Pruning removes the files of old
+versions, which a search that started on such a version may still be reading: a search that
+fails while an upkeep round overlapped it is run again on the current version (at most
+``SEARCH_ATTEMPTS`` times); the latest version is never pruned.
 
 Search issues a cosine query and a BM25 query concurrently and fuses them here; filtering
 out non-live rows afterwards measured faster than a ``document_id IN (...)`` filter in the
@@ -23,13 +34,12 @@ queries (100k rows: BM25 3.0 vs 10.6 ms, cosine 125 vs 146 ms without an index).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import logging
 import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lancedb
 import numpy as np
@@ -49,11 +59,24 @@ from handlers.rag.stores.consistency import (
     with_document,
     without_document,
 )
+from handlers.rag.stores.upkeep import (
+    UPKEEP_DELAY,
+    UPKEEP_INTERVAL,
+    UPKEEP_WRITES,
+    VERSION_RETENTION,
+    DiskUsage,
+    UpkeepPolicy,
+    UpkeepScheduler,
+    disk_usage,
+)
+from handlers.rag.worker_threads import WorkerThreads
+
+if TYPE_CHECKING:
+    from lancedb._lancedb import OptimizeStats
 
 __all__ = [
     "INDEX_THRESHOLD",
-    "MAINTENANCE_DELAY",
-    "MAINTENANCE_WRITES",
+    "SEARCH_ATTEMPTS",
     "LanceDbStore",
     "reciprocal_rank_fusion",
 ]
@@ -66,9 +89,9 @@ VECTOR_INDEX = "vector_idx"  # LanceDB's name for the index on the vector column
 INDEX_THRESHOLD = 5_000  # rows from which the vector index beats an exact scan (see __init__)
 REFINE_FACTOR = 2  # indexed queries re-rank this many times the rows wanted on full vectors
 MAX_VECTOR_DELTAS = 2  # rebuild the vector index once optimize has appended more parts
-CLEANUP_OLDER_THAN = datetime.timedelta(hours=1)  # old table versions kept this long
-MAINTENANCE_DELAY = 1.0  # seconds without a write before index upkeep runs...
-MAINTENANCE_WRITES = 20  # ...or as soon as this many writes wait for it
+SEARCH_ATTEMPTS = 3  # runs of a search whose files an overlapping upkeep round pruned
+MIN_CLEANUP_AGE = datetime.timedelta(milliseconds=1)  # LanceDB warns about 0 (see _optimize)
+FOLLOW_UP_MARGIN = 1.0  # seconds past the retention before the follow-up round
 _CHUNK_COLUMNS = ["text", "document_id", "filename", "position", "page", "content_hash"]
 
 
@@ -96,6 +119,11 @@ class LanceDbStore:
     from the scalar-quantised index and re-rank them on the stored vectors: recall@10 against
     an exact search on random unit vectors (the hardest case for quantisation) goes from
     0.96-0.98 to 1.0 for 0.4-0.9 ms.
+
+    Upkeep (see the module docstring): a round starts ``maintenance_delay`` seconds after the
+    last write or as soon as ``maintenance_writes`` writes wait, at most every
+    ``upkeep_interval`` seconds; it removes table versions older than ``version_retention``
+    seconds (the latest one always stays).
     """
 
     def __init__(
@@ -105,25 +133,27 @@ class LanceDbStore:
         *,
         index_threshold: int = INDEX_THRESHOLD,
         table_prefix: str = "",
-        maintenance_delay: float = MAINTENANCE_DELAY,
-        maintenance_writes: int = MAINTENANCE_WRITES,
+        maintenance_delay: float = UPKEEP_DELAY,
+        maintenance_writes: int = UPKEEP_WRITES,
+        upkeep_interval: float = UPKEEP_INTERVAL,
+        version_retention: float = VERSION_RETENTION,
     ) -> None:
         if dimension < 1:
             raise ValueError(f"dimension must be positive, got {dimension}")
         if index_threshold < 1:
             raise ValueError(f"index_threshold must be positive, got {index_threshold}")
-        if maintenance_delay < 0 or maintenance_writes < 1:
-            raise ValueError(
-                "maintenance_delay must be >= 0 and maintenance_writes >= 1, got "
-                f"{maintenance_delay} and {maintenance_writes}"
-            )
+        policy = UpkeepPolicy(
+            retention=version_retention,
+            writes=maintenance_writes,
+            delay=maintenance_delay,
+            interval=upkeep_interval,
+        )
         if table_prefix and not table_prefix.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"table_prefix may hold letters, digits, _ and -: {table_prefix!r}")
         self.directory = directory
         self.dimension = dimension
         self.index_threshold = index_threshold
-        self.maintenance_delay = maintenance_delay
-        self.maintenance_writes = maintenance_writes
+        self.upkeep_policy = policy
         self.chunks_table = f"{table_prefix}chunks"
         self.documents_table = f"{table_prefix}documents"
         self._chunk_schema = pa.schema(
@@ -152,12 +182,10 @@ class LanceDbStore:
         self._garbage: set[str] = set()  # ids no longer live whose rows may remain
         self._write_lock = asyncio.Lock()
         self._open_lock = asyncio.Lock()
-        self._maintenance: asyncio.Task[None] | None = None
-        self._maintenance_due = False
-        self._writes_waiting = 0  # writes since index upkeep last started
-        self._last_write = 0.0  # time.monotonic() of the latest of them
-        self._idle_waiters = 0  # wait_idle() calls in progress: upkeep runs without delay
-        self._maintenance_wake = asyncio.Event()  # set when either of those two grows
+        self._upkeep = UpkeepScheduler(self._upkeep_round, policy, f"lancedb {directory}")
+        self._upkeep_threads: WorkerThreads | None = None  # walks the directory for its sizes
+        self._optimizing = 0  # odd while an optimize runs: +1 when it starts, +1 when it ends
+        self._deleted = False  # rows were deleted since the last upkeep round started
         self._vector_indexed = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -194,17 +222,28 @@ class LanceDbStore:
                 await chunks.create_index("text", config=FTS())
             live = await self._recover(chunks, documents)
             rows = await chunks.count_rows()
+            old_versions = any(
+                [len(await t.list_versions()) > 1 for t in (chunks, documents)]  # type: ignore[no-untyped-call]
+            )
         except BaseException:
             connection.close()  # type: ignore[no-untyped-call]
             raise
         self._vector_indexed = any(index.columns == ["vector"] for index in indices)
         self._live = LiveDocuments(live)
         self._connection, self._chunks, self._documents = connection, chunks, documents
-        # An earlier process may have stopped before folding its last rows into the indexes.
-        if any(index.num_unindexed_rows for index in indices) or (
-            not self._vector_indexed and rows >= self.index_threshold
+        self._upkeep_threads = WorkerThreads(1, "lancedb-upkeep")
+        # a fresh scheduler: the one of an earlier close() stays stopped
+        self._upkeep = UpkeepScheduler(
+            self._upkeep_round, self.upkeep_policy, f"lancedb {self.directory}"
+        )
+        # An earlier process may have stopped before folding its last rows into the indexes,
+        # building the vector index, or removing the versions its last writes superseded.
+        if (
+            any(index.num_unindexed_rows for index in indices)
+            or (not self._vector_indexed and rows >= self.index_threshold)
+            or old_versions
         ):
-            self._schedule_maintenance()
+            self._upkeep.wrote()
         log.info(
             "lancedb open directory=%s documents=%d vector_index=%s",
             self.directory,
@@ -246,13 +285,14 @@ class LanceDbStore:
         return live
 
     async def close(self) -> None:
-        """Stops background maintenance (an unfinished index build is redone after the next
-        open) and closes the connection."""
+        """Stops upkeep (a round in progress finishes first, up to
+        :data:`~handlers.rag.stores.upkeep.STOP_GRACE`; what it leaves undone, such as an
+        index build, is redone after the next open) and closes the connection."""
+        await self._upkeep.stop()
         async with self._write_lock:
-            task, self._maintenance = self._maintenance, None
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            threads, self._upkeep_threads = self._upkeep_threads, None
+            if threads is not None:
+                await threads.close()
             if self._connection is not None:
                 for table in (self._chunks, self._documents):
                     if table is not None:
@@ -261,15 +301,11 @@ class LanceDbStore:
             self._connection = self._chunks = self._documents = None
 
     async def wait_idle(self) -> None:
-        """Runs pending background maintenance (index refresh, vector index build) now,
-        without its delay, and waits until it is done."""
-        self._idle_waiters += 1
-        self._maintenance_wake.set()
-        try:
-            while (task := self._maintenance) is not None and not task.done():
-                await asyncio.gather(task, return_exceptions=True)
-        finally:
-            self._idle_waiters -= 1
+        """Runs the upkeep the writes so far wait for (index refresh, compaction, pruning,
+        vector index build) now, without its delay, and waits until it is done. The follow-up
+        round that removes versions once they are older than the retention is not waited
+        for."""
+        await self._upkeep.wait_idle()
 
     def _chunks_table(self) -> AsyncTable:
         if self._chunks is None:
@@ -302,7 +338,7 @@ class LanceDbStore:
             live, replaced = with_document(self._live.documents, document)
             await self._live.publish(live)
             await self._delete_rows(replaced)
-            self._schedule_maintenance()
+            self._upkeep.wrote()
         return replaced
 
     async def delete_document(self, document_id: str) -> bool:
@@ -313,16 +349,17 @@ class LanceDbStore:
                 return False
             await self._live.publish(without_document(self._live.documents, document_id))
             await self._delete_rows([document_id])
-            self._schedule_maintenance()
+            self._upkeep.wrote()
         return True
 
     async def _delete_rows(self, document_ids: Collection[str]) -> None:
         """Deletes the rows of ids that are not live, document rows first (so that a crash in
         between leaves only orphaned chunks). A failure leaves rows no reader sees: they are
-        logged, and retried by the background maintenance and at the next open."""
+        logged, and retried by the next upkeep round and at the next open."""
         if not document_ids:
             return
         where = _in_list("document_id", document_ids)
+        self._deleted = True  # the next upkeep round runs exclusively (see _optimize)
         try:
             await self._documents_table().delete(where)
             await self._chunks_table().delete(where)
@@ -355,64 +392,101 @@ class LanceDbStore:
         }
         return pa.table(row, schema=self._document_schema)
 
-    # -- background maintenance -----------------------------------------------------------------
+    # -- upkeep ---------------------------------------------------------------------------------
 
-    def _schedule_maintenance(self) -> None:
-        self._maintenance_due = True
-        self._writes_waiting += 1
-        self._last_write = time.monotonic()
-        if self._writes_waiting >= self.maintenance_writes:
-            self._maintenance_wake.set()
-        if self._maintenance is None or self._maintenance.done():
-            self._maintenance = asyncio.get_running_loop().create_task(
-                self._maintain(), name="lancedb-maintenance"
-            )
+    async def _upkeep_round(self, writes: int) -> float | None:
+        """Retries failed deletions, compacts both tables, prunes their versions older than
+        the retention, folds new rows into the indexes, and builds the vector index once the
+        table is large enough (rebuilds it once optimize has split it into too many parts).
+        Logs one INFO line. Returns when a follow-up round should remove what this one had to
+        keep (None when it changed nothing)."""
+        chunk_table, document_table = self._chunks_table(), self._documents_table()
+        started = time.perf_counter()
+        before = await self._disk_usage()
+        if garbage := set(self._garbage):
+            self._garbage -= garbage
+            await self._delete_rows(garbage)
+        exclusive, self._deleted = self._deleted or not writes, False
+        compacted = written = versions_removed = bytes_removed = 0
+        for table in (chunk_table, document_table):
+            stats = await self._optimize(table, exclusive=exclusive)
+            compacted += stats.compaction.fragments_removed
+            written += stats.compaction.fragments_added
+            versions_removed += stats.prune.old_versions_removed
+            bytes_removed += stats.prune.bytes_removed
+        if self._vector_indexed:
+            index = await chunk_table.index_stats(VECTOR_INDEX)
+            parts = (index.num_indices or 1) if index is not None else 1
+            if parts > MAX_VECTOR_DELTAS:
+                await self._build_vector_index(chunk_table, f"{parts} parts")
+        elif await chunk_table.count_rows() >= self.index_threshold:
+            await self._build_vector_index(chunk_table, "threshold reached")
+        after = await self._disk_usage()
+        log.info(
+            "lancedb upkeep writes=%d fragments_compacted=%d fragments_written=%d "
+            "versions_removed=%d bytes_removed=%d bytes_before=%d bytes_after=%d "
+            "files_before=%d files_after=%d seconds=%.2f",
+            writes,
+            compacted,
+            written,
+            versions_removed,
+            bytes_removed,
+            before.bytes,
+            after.bytes,
+            before.files,
+            after.files,
+            time.perf_counter() - started,
+        )
+        if writes or compacted:
+            return self.upkeep_policy.retention + FOLLOW_UP_MARGIN
+        return None
 
-    async def _maintain(self) -> None:
-        """Until no write is waiting for it: retries failed deletions, folds new rows into
-        the indexes, compacts small fragments, and builds the vector index once the table is
-        large enough (rebuilds it once optimize has split it into too many parts). A failure
-        is logged and retried after the next write."""
-        while self._maintenance_due:
-            await self._settle()
-            self._maintenance_due = False
-            writes, self._writes_waiting = self._writes_waiting, 0
-            chunk_table, document_table = self._chunks_table(), self._documents_table()
-            started = time.perf_counter()
+    async def _optimize(self, table: AsyncTable, *, exclusive: bool) -> OptimizeStats:
+        """``table.optimize``, pruning versions older than the retention.
+
+        ``exclusive`` (deletions since the last round, or a follow-up round): it runs holding
+        the write lock, and also removes files no version refers to (LanceDB keeps those 7
+        days by default: the rewritten copies of a compaction whose commit a delete
+        pre-empted, what a crashed process left) -- safe there, since no write of this store
+        is in progress and the store is the directory's only writer. Otherwise it runs beside
+        writes (appends commit on top of a compaction); a compaction that a delete pre-empted
+        anyway ("retryable commit conflict") is run again exclusively.
+
+        A retention of 0 is passed as 1 ms: LanceDB warns at 0 that readers and writers of
+        older versions fail, which holds for other processes only (see the module
+        docstring); the warning would repeat every round."""
+        older_than = max(datetime.timedelta(seconds=self.upkeep_policy.retention), MIN_CLEANUP_AGE)
+        if not exclusive:
             try:
-                if garbage := set(self._garbage):
-                    self._garbage -= garbage
-                    await self._delete_rows(garbage)
-                await chunk_table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
-                await document_table.optimize(cleanup_older_than=CLEANUP_OLDER_THAN)
-                if self._vector_indexed:
-                    stats = await chunk_table.index_stats(VECTOR_INDEX)
-                    parts = (stats.num_indices or 1) if stats is not None else 1
-                    if parts > MAX_VECTOR_DELTAS:
-                        await self._build_vector_index(chunk_table, f"{parts} parts")
-                elif await chunk_table.count_rows() >= self.index_threshold:
-                    await self._build_vector_index(chunk_table, "threshold reached")
-                log.debug(
-                    "lancedb maintenance writes=%d seconds=%.2f",
-                    writes,
-                    time.perf_counter() - started,
-                )
-            except asyncio.CancelledError:
-                raise
+                return await self._counted_optimize(table, older_than, delete_unverified=False)
             except Exception as error:
-                log.warning("lancedb maintenance failed error=%s", error)
-                return
+                if "commit conflict" not in str(error).lower():
+                    raise
+                log.info("lancedb upkeep compaction pre-empted by a delete table=%s", table.name)
+        async with self._write_lock:
+            return await self._counted_optimize(table, older_than, delete_unverified=True)
 
-    async def _settle(self) -> None:
-        """Returns once no write has come for ``maintenance_delay`` seconds, as soon as
-        ``maintenance_writes`` writes are waiting, or at once while someone waits for idle."""
-        while not self._idle_waiters and self._writes_waiting < self.maintenance_writes:
-            self._maintenance_wake.clear()
-            remaining = self._last_write + self.maintenance_delay - time.monotonic()
-            if remaining <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._maintenance_wake.wait(), remaining)
+    async def _counted_optimize(
+        self, table: AsyncTable, older_than: datetime.timedelta, *, delete_unverified: bool
+    ) -> OptimizeStats:
+        """``optimize`` with ``_optimizing`` odd while it runs (see :meth:`search`)."""
+        self._optimizing += 1
+        try:
+            return await table.optimize(
+                cleanup_older_than=older_than, delete_unverified=delete_unverified
+            )
+        finally:
+            self._optimizing += 1
+
+    async def _disk_usage(self) -> DiskUsage:
+        """Bytes and files of this store's two tables, measured in the upkeep thread."""
+        threads = self._upkeep_threads
+        if threads is None:
+            raise StoreError("the LanceDB store is not open")
+        paths = [
+            self.directory / f"{name}.lance" for name in (self.chunks_table, self.documents_table)
+        ]
+        return await threads.run(disk_usage, paths)
 
     async def _build_vector_index(self, table: AsyncTable, reason: str) -> None:
         """IVF_SQ measured best here at 100k x 384 (build 1-2 s, recall@10 0.96 on random
@@ -449,15 +523,22 @@ class LanceDbStore:
         )
         by_text_query = table.query().nearest_to_text(text, columns="text")
         async with self._live.reading() as live:
-            try:
-                by_vector, by_text = await asyncio.gather(
-                    _live_rows(
-                        by_vector_query.select([*_CHUNK_COLUMNS, "_distance"]), live, wanted
-                    ),
-                    _live_rows(by_text_query.select([*_CHUNK_COLUMNS, "_score"]), live, wanted),
-                )
-            except Exception as error:
-                raise StoreError(f"search failed: {error}") from error
+            for attempt in range(1, SEARCH_ATTEMPTS + 1):
+                optimizing = self._optimizing
+                try:
+                    by_vector, by_text = await asyncio.gather(
+                        _live_rows(
+                            by_vector_query.select([*_CHUNK_COLUMNS, "_distance"]), live, wanted
+                        ),
+                        _live_rows(by_text_query.select([*_CHUNK_COLUMNS, "_score"]), live, wanted),
+                    )
+                    break
+                except Exception as error:
+                    # an upkeep round overlapped: it may have pruned the files read
+                    overlapped = optimizing % 2 or self._optimizing != optimizing
+                    if not overlapped or attempt == SEARCH_ATTEMPTS:
+                        raise StoreError(f"search failed: {error}") from error
+                    log.debug("lancedb search retried attempt=%d error=%s", attempt, error)
         similarity = {_key(row): 1.0 - row["_distance"] for row in by_vector}
         rows = {_key(row): row for row in (*by_text, *by_vector)}
         fused = reciprocal_rank_fusion([[_key(r) for r in by_vector], [_key(r) for r in by_text]])

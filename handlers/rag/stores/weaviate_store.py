@@ -4,6 +4,13 @@ vectorizer) and ``<collection>Records`` of documents; Weaviate's own hybrid sear
 Weaviate has no transactions either, so the scheme of :mod:`handlers.rag.stores.consistency`
 applies: new rows are written, the live set is swapped, then the replaced rows are deleted;
 searches keep only chunks of live documents.
+
+Store upkeep (:mod:`handlers.rag.stores.upkeep`) has nothing to do here: Weaviate keeps no
+table versions, and the server itself reclaims what deletions leave (it compacts its LSM
+segments in the background and removes deleted objects from the HNSW graph every
+``cleanupIntervalSeconds``, 300 s by default), so the RAG_STORE_* upkeep settings do not apply.
+What the client side could leave behind, the objects of a failed deletion, is retried at the
+next write and at the next open (:meth:`WeaviateStore._delete_rows`).
 """
 
 from __future__ import annotations

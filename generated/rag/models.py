@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    RootModel,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -34,6 +35,10 @@ class BodyUploadDocumentUploadDocumentPost(BaseModel):
             title="File",
         ),
     ]
+
+
+class StopItem(RootModel[str]):
+    root: Annotated[str, Field(max_length=64, min_length=1)]
 
 
 class Prompt(BaseModel):
@@ -77,6 +82,42 @@ class Prompt(BaseModel):
             title="Num Tokens",
         ),
     ] = 50
+    temperature: Annotated[
+        StrictFloat,
+        Field(
+            description="Sampling temperature. `0` (the default) is greedy decoding: the most likely token\nevery time, the same answer for the same prompt (the original's behaviour); so is any\nvalue below 0.001. Above, each token is drawn at random from the model's\ndistribution, sharpened below 1 and flattened above 1.\n",
+            ge=0.0,
+            le=2.0,
+            title="Temperature",
+        ),
+    ] = 0
+    top_p: Annotated[
+        StrictFloat,
+        Field(
+            description="Nucleus sampling: with `temperature` above 0, tokens are drawn only from the most\nlikely ones whose probabilities add up to `top_p` (`1`, the default: all tokens).\nNot used in greedy decoding.\n",
+            gt=0.0,
+            le=1.0,
+            title="Top P",
+        ),
+    ] = 1
+    stop: Annotated[
+        list[StopItem],
+        Field(
+            description="Up to 4 stop sequences (1 to 64 characters each): the answer ends just before the\nfirst place where one of them appears, with `finish_reason` `stop`, and the stop\nsequence itself is not sent.\n",
+            max_length=4,
+            title="Stop",
+            validate_default=True,
+        ),
+    ] = []
+    seed: Annotated[
+        StrictInt | None,
+        Field(
+            description="Makes sampling (`temperature` above 0) reproducible: the same seed, prompt and\nparameters give the same answer from the same model and server. Unset: a random\nseed for each request. Not used in greedy decoding.\n",
+            ge=0,
+            le=4294967295,
+            title="Seed",
+        ),
+    ] = None
 
 
 class DocumentSearch(BaseModel):
@@ -128,7 +169,7 @@ class UploadResult(BaseModel):
     filename: Annotated[
         str,
         Field(
-            description="The stored file name (last path segment of the uploaded name).",
+            description="The stored file name: the uploaded name's last path segment, without control\ncharacters or surrounding blanks, at most 255 characters.\n",
             title="Filename",
         ),
     ]

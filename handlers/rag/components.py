@@ -3,6 +3,11 @@
 The server answers at once; models load in worker threads. A request that needs a component
 waits for it up to the readiness timeout (then :class:`NotReady`, a 503), and ``/health``
 reports each one as ``loading``, ``ready`` or ``failed``.
+
+Before the embedder and the generator load in parallel, an optional ``prepare`` step runs
+alone in one worker thread: the server imports its model libraries there, because two threads
+importing the same modules at once can fail on a partially initialised module (see
+:mod:`handlers.rag.model_loading`).
 """
 
 from __future__ import annotations
@@ -78,14 +83,18 @@ GeneratorLoader = Callable[[], Generator]
 StoreFactory = Callable[[int], VectorStore]
 """Builds the store for the embedder's dimension (cheap); its ``open()`` is awaited after."""
 FailureHook = Callable[[str, BaseException], None]
+Prepare = Callable[[], None]
+"""Blocking work run alone before the parallel loads (the server's serial imports)."""
 
 
 class Components:
     """Loads and holds the three components; ``start()`` (or the first request) begins loading.
 
-    ``embedder`` and ``generator`` are blocking loaders run in worker threads; ``store`` is
-    built once the embedder's dimension is known. ``on_failure`` hears of every load failure
-    (after its log line), e.g. to stop the server on a configuration error.
+    ``embedder`` and ``generator`` are blocking loaders run in worker threads, in parallel,
+    after ``prepare`` (when given) has run alone; ``store`` is built once the embedder's
+    dimension is known. ``on_failure`` hears of every load failure (after its one log line),
+    e.g. to stop the server; a failed ``prepare`` fails every component and is heard once, as
+    ``"model libraries"``.
     """
 
     def __init__(
@@ -96,23 +105,27 @@ class Components:
         store: StoreFactory,
         ready_timeout: float = 120.0,
         on_failure: FailureHook | None = None,
+        prepare: Prepare | None = None,
     ) -> None:
         self._loaders = (embedder, generator, store)
+        self._prepare = prepare
         self.ready_timeout = ready_timeout
         self._on_failure = on_failure
         self._embedder: _Slot[Embedder] = _Slot(EMBEDDER)
         self._generator: _Slot[Generator] = _Slot(GENERATOR)
         self._store: _Slot[VectorStore] = _Slot(STORE)
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[bool] | asyncio.Task[None]] = []
 
     def start(self) -> None:
         """Begin loading every component in the background (idempotent)."""
         if self._tasks:
             return
         loop = asyncio.get_running_loop()
+        prepared = loop.create_task(self._run_prepare(), name="rag-load-prepare")
         self._tasks = [
-            loop.create_task(self._load_embedder_and_store(), name="rag-load-embedder"),
-            loop.create_task(self._load_generator(), name="rag-load-generator"),
+            prepared,
+            loop.create_task(self._load_embedder_and_store(prepared), name="rag-load-embedder"),
+            loop.create_task(self._load_generator(prepared), name="rag-load-generator"),
         ]
 
     def states(self) -> dict[str, ComponentState]:
@@ -159,7 +172,24 @@ class Components:
 
     # -- loading -------------------------------------------------------------------------------
 
-    async def _load_embedder_and_store(self) -> None:
+    async def _run_prepare(self) -> bool:
+        """Runs ``prepare`` alone; False (every component failed, reported once) if it failed."""
+        if self._prepare is None:
+            return True
+        started = time.perf_counter()
+        try:
+            await anyio.to_thread.run_sync(self._prepare, abandon_on_cancel=True)
+        except Exception as error:
+            for slot in (self._embedder, self._generator, self._store):
+                slot.failed(error)
+            self._report("model libraries", error)
+            return False
+        log.info("model libraries imported seconds=%.2f", time.perf_counter() - started)
+        return True
+
+    async def _load_embedder_and_store(self, prepared: asyncio.Task[bool]) -> None:
+        if not await prepared:
+            return
         embedder = await self._load(self._embedder, self._loaders[0])
         if embedder is None:
             self._store.failed(RuntimeError("the embedder did not load"))
@@ -180,8 +210,9 @@ class Components:
         self._store.ready(store)
         log.info("store ready seconds=%.2f", time.perf_counter() - started)
 
-    async def _load_generator(self) -> None:
-        await self._load(self._generator, self._loaders[1])
+    async def _load_generator(self, prepared: asyncio.Task[bool]) -> None:
+        if await prepared:
+            await self._load(self._generator, self._loaders[1])
 
     async def _load(self, slot: _Slot[T], loader: Callable[[], T]) -> T | None:
         started = time.perf_counter()
@@ -196,6 +227,15 @@ class Components:
 
     def _fail(self, slot: _Slot[T], error: BaseException) -> None:
         slot.failed(error)
-        log.error("cannot load the %s: %s", slot.name, error)
+        self._report(slot.name, error)
+
+    def _report(self, what: str, error: BaseException) -> None:
+        log.error("cannot load the %s: %s", what, _one_line(error))
         if self._on_failure is not None:
-            self._on_failure(slot.name, error)
+            self._on_failure(what, error)
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line (its type when it has none), for a single log line."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__

@@ -2,7 +2,9 @@
 
 Errors in the API's shapes: an upload that cannot be ingested is a 422 at ``["body", "file"]``,
 one over the limit a 413 (``file_too_large``), an unknown document a 404, and a request whose
-component is not ready within the readiness timeout a 503.
+component is not ready within the readiness timeout a 503. A client that goes away before it
+sent the whole body (an upload cut off) is an ordinary event: one INFO line
+(:func:`log_client_disconnects`), no error.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from starlette.datastructures import UploadFile
 from generated.rag import models
 from handlers.rag.components import NotReady
 from handlers.rag.documents import DocumentRecord, SearchHit
-from handlers.rag.generation.base import Finish, GenerationError
+from handlers.rag.generation.base import Finish, GenerationError, Sampling
 from handlers.rag.service import Answer, RagService, UploadRejected, UploadTooLarge
-from webrest import BadRequest, ErrorDetail, HttpError, Response
+from webrest import BadRequest, ErrorDetail, FilterChain, HttpError, Request, Response
 
-__all__ = ["EVENT_STREAM", "TEXT_PLAIN", "RagHttpHandlers"]
+__all__ = ["EVENT_STREAM", "TEXT_PLAIN", "RagHttpHandlers", "log_client_disconnects"]
 
 log = logging.getLogger("rag.http")
 
@@ -49,6 +51,16 @@ def document_info(record: DocumentRecord) -> models.DocumentInfo:
         filename=record.filename,
         chunks=record.chunks,
         uploaded_at=record.uploaded_at,
+    )
+
+
+def sampling_of(prompt: models.Prompt) -> Sampling:
+    """The decoding a prompt asks for (its bounds are the spec's, validated already)."""
+    return Sampling(
+        temperature=float(prompt.temperature),
+        top_p=float(prompt.top_p),
+        stop=tuple(item.root for item in prompt.stop),
+        seed=prompt.seed,
     )
 
 
@@ -95,6 +107,7 @@ class RagHttpHandlers:
                 context=body.context,
                 use_knowledge_base=body.use_knowledge_base,
                 max_new_tokens=body.num_tokens,
+                sampling=sampling_of(body),
             )
         if media_type == EVENT_STREAM:
             stream = Response.ok().type(EVENT_STREAM).stream(_events(answer))
@@ -128,6 +141,20 @@ class RagHttpHandlers:
         return Response.status(503).type("application/json").entity(health.model_dump(mode="json"))
 
 
+async def log_client_disconnects(request: Request, chain: FilterChain) -> Response:
+    """A filter: a request whose client went away before the end of its body (webrest answers
+    it with a 400, rendered as this API's 422, that nobody receives) is logged in one INFO
+    line. Only refused requests (4xx) are checked, so others pay nothing but the call."""
+    response = await chain.proceed(request)
+    if 400 <= response.status_code < 500 and await request.is_disconnected():
+        log.info(
+            "client disconnected before the end of the request body: %s %s",
+            request.method,
+            request.url.path,
+        )
+    return response
+
+
 def _size_of(file: UploadFile) -> int:
     position = file.file.tell()
     size = file.file.seek(0, 2)
@@ -137,16 +164,27 @@ def _size_of(file: UploadFile) -> int:
 
 async def _deltas(answer: Answer) -> AsyncGenerator[str | Finish, None]:
     """The answer's stream, closed however the response ends (done, failed, or the client
-    went away); a generation failure is logged and ends the body early."""
+    went away: one INFO line); a generation failure is logged and ends the body early."""
     stream = answer.stream
+    deltas = 0
+    ended = False
     try:
         async for item in stream:
+            if isinstance(item, Finish):
+                ended = True  # closing the stream after this is no disconnect
+            else:
+                deltas += 1
             yield item
+        ended = True
     except GenerationError as error:
+        ended = True
         log.error("generation failed after the response started: %s", error)
     except Exception:
+        ended = True
         log.exception("generation failed after the response started")
     finally:
+        if not ended:
+            log.info("client disconnected during the answer, after %d deltas", deltas)
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()

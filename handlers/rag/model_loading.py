@@ -9,11 +9,21 @@ each other's swapped-in state, which then stays for good: every later model keep
 weights (a tied ``lm_head`` stays random, or on the meta device and cannot be saved). The
 service loads its embedder and its generator in parallel worker threads, and a stopped server
 leaves a loading thread to finish on its own, so every load holds :data:`MODEL_LOAD_LOCK`.
+
+Importing is not safe in parallel either: two threads importing modules that import each other
+(``accelerate.state`` and ``accelerate.utils``, reached from both the embedder's and the
+generator's modules) each hold one module's import lock and wait for the other's; Python breaks
+that deadlock by handing one thread the other's *partially initialised* module, and the import
+fails (``cannot import name 'AcceleratorState' from partially initialized module
+'accelerate.state'``). :func:`import_serially` imports such modules one thread at a time, so the
+service imports its model libraries that way before its parallel loads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +31,32 @@ from typing import Protocol
 
 import transformers
 
-__all__ = ["MODEL_LOAD_LOCK", "add_file_fingerprint", "model_loading"]
+__all__ = [
+    "IMPORT_LOCK",
+    "MODEL_LOAD_LOCK",
+    "add_file_fingerprint",
+    "import_serially",
+    "model_loading",
+]
 
 _FINGERPRINT_BYTES = 1024 * 1024
 
 MODEL_LOAD_LOCK = threading.Lock()
 """Held while transformers loads or builds a model (see the module's docstring)."""
+
+IMPORT_LOCK = threading.RLock()
+"""Held by :func:`import_serially` while it imports (re-entrant: an import may import more)."""
+
+
+def import_serially(*modules: str, optional: bool = False) -> None:
+    """Imports ``modules`` in order, holding :data:`IMPORT_LOCK`, so that no two threads that
+    import through this function race on the same half-imported modules (see the module's
+    docstring). ``optional``: modules that are not installed are skipped. Blocking."""
+    with IMPORT_LOCK:
+        for name in modules:
+            if optional and importlib.util.find_spec(name.split(".", 1)[0]) is None:
+                continue
+            importlib.import_module(name)
 
 
 @contextlib.contextmanager

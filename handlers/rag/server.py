@@ -2,10 +2,16 @@
 
 Startup: settings (an invalid one stops with a message naming it, status 2), then the listener
 (announced in one line) at once, while the embedder, the generator and the store load in
-background threads; ``/health`` says 503 ``loading`` until all three are ready. A load failure
-is logged in one line and reported by ``/health`` as ``failed``; a chunk size that does not
-fit the embedding model stops the server (status 2). SIGTERM or SIGINT: the listener stops
-accepting, in-flight requests finish (up to 10 s), the components are closed.
+background threads (after their libraries are imported serially, in one thread: parallel
+imports can fail half-way); ``/health`` says 503 ``loading`` until all three are ready.
+
+A component that cannot load stops the server: the reason in one log line
+(``cannot load the generator: ...``), then the exit status 1 (2 for a setting that cannot
+work, such as a chunk size that does not fit the embedding model), so that a supervisor
+restarts it rather than leaving a process that answers ``/health`` 503 ``failed`` forever.
+There is no retry inside the process: a failed import can leave the interpreter's modules
+half-initialised, and a fresh process is the clean retry. SIGTERM or SIGINT: the listener
+stops accepting, in-flight requests finish (up to 10 s), the components are closed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import logging
 import signal
 import socket
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator
 
 import uvicorn
@@ -31,8 +39,10 @@ from handlers.common.entry import run_service
 from handlers.common.settings import SettingsError
 from handlers.rag.components import Components
 from handlers.rag.generation.base import Generator
-from handlers.rag.http import RagHttpHandlers
+from handlers.rag.http import RagHttpHandlers, log_client_disconnects
 from handlers.rag.ingest.base import Embedder
+from handlers.rag.ingest.parse_runner import ParseLimits, ParseRunner
+from handlers.rag.model_loading import import_serially
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
 from handlers.rag.settings import Settings
 from handlers.rag.stores.base import VectorStore
@@ -45,6 +55,18 @@ SHUTDOWN_GRACE_SECONDS = 10
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
 """Room above RAG_MAX_UPLOAD_BYTES for the multipart framing around the file."""
 OPENAI_DEFAULT_CONTEXT_WINDOW = 8192
+
+
+MODEL_LIBRARIES = ("handlers.rag.ingest.embedder", "handlers.rag.generation.local")
+"""The modules the loaders import (torch, transformers, accelerate come with them)."""
+LAZY_MODEL_LIBRARIES = ("onnx", "onnxruntime", "gguf")
+"""Imported by the loads themselves when installed (the ONNX export, GGUF dequantisation)."""
+
+
+def import_model_libraries() -> None:
+    """Blocking: imports the loaders' libraries one at a time, before the parallel loads."""
+    import_serially(*MODEL_LIBRARIES)
+    import_serially(*LAZY_MODEL_LIBRARIES, optional=True)
 
 
 def load_embedder(settings: Settings) -> Embedder:
@@ -97,8 +119,13 @@ def build_store(settings: Settings, dimension: int) -> VectorStore:
         )
     from handlers.rag.stores.lancedb_store import LanceDbStore
 
-    return LanceDbStore(
-        settings.data_dir / "lancedb", dimension, index_threshold=settings.index_threshold
+    return LanceDbStore(  # its upkeep task starts with it and stops at its close()
+        settings.data_dir / "lancedb",
+        dimension,
+        index_threshold=settings.index_threshold,
+        maintenance_writes=settings.store_upkeep_writes,
+        upkeep_interval=settings.store_upkeep_interval,
+        version_retention=settings.store_version_retention,
     )
 
 
@@ -110,6 +137,10 @@ def service_options(settings: Settings) -> ServiceOptions:
         max_upload_bytes=settings.max_upload_bytes,
         retrieval_top_k=settings.retrieval_top_k,
         context_window=settings.llm_context_window,
+        parse_runner=ParseRunner(
+            settings.parse_concurrency,
+            ParseLimits(seconds=settings.parse_timeout, memory_bytes=settings.parse_memory_bytes),
+        ),
     )
 
 
@@ -128,19 +159,25 @@ def create_rag_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Application) -> AsyncIterator[None]:
         service.components.start()
+        parse_runner = service.options.parse_runner
+        if parse_runner is not None:  # its spare parse process starts loading its libraries
+            parse_runner.warm_up()
         if ready_before_serving:
             await service.components.wait_ready()
         try:
             yield
         finally:
             await service.components.close()
+            if parse_runner is not None:
+                parse_runner.close()
 
-    return create_app(
+    app = create_app(
         RagHttpHandlers(service),
         max_body_size=max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
         lifespan=lifespan,
         docs_path="/docs" if docs else None,
     )
+    return app.install(log_client_disconnects)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -160,7 +197,7 @@ class RagServer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.fatal: SettingsError | None = None
+        self.fatal: BaseException | None = None
         self.stopping = asyncio.Event()
         components = Components(
             embedder=lambda: load_embedder(settings),
@@ -168,6 +205,7 @@ class RagServer:
             store=lambda dimension: build_store(settings, dimension),
             ready_timeout=settings.ready_timeout,
             on_failure=self._on_failure,
+            prepare=import_model_libraries,
         )
         self.service = RagService(components, service_options(settings))
         self.app = create_rag_app(
@@ -178,9 +216,17 @@ class RagServer:
         self._http: uvicorn.Server | None = None
 
     def _on_failure(self, _component: str, error: BaseException) -> None:
-        if isinstance(error, SettingsError):
+        """A component cannot load (already logged): stop, to exit non-zero."""
+        if self.fatal is None:
             self.fatal = error
-            self.stopping.set()
+        self.stopping.set()
+
+    @property
+    def exit_status(self) -> int:
+        """0 after a requested stop; 2 when a setting cannot work; 1 when a component failed."""
+        if self.fatal is None:
+            return 0
+        return 2 if isinstance(self.fatal, SettingsError) else 1
 
     async def start(self) -> None:
         """Listen (the components start loading with the application's lifespan)."""
@@ -237,7 +283,25 @@ async def serve(settings: Settings) -> int:
         log.info("shutting down")
         freezing.cancel()
         await server.stop()
-    return 2 if server.fatal is not None else 0
+    if server.fatal is not None:
+        log.error("exiting with status %d: a component cannot load", server.exit_status)
+    return server.exit_status
+
+
+def leave_loading_threads(status: int, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+    """After a failed start: a model load still running in a worker thread (the other
+    component's) would keep the interpreter from exiting until it ends, or forever if it
+    hangs. It gets ``grace_seconds`` to end; then the process exits at once with ``status``."""
+    deadline = time.monotonic() + grace_seconds
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    for thread in others:
+        if not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    running = [t.name for t in others if t.is_alive() and not t.daemon]
+    if running:
+        log.warning("exiting while a load is still running (%s)", ", ".join(running))
+        logging.shutdown()
+        os._exit(status)
 
 
 def run(settings: Settings) -> int:
@@ -245,10 +309,13 @@ def run(settings: Settings) -> int:
     if settings.log_level != "DEBUG":  # uvicorn's own startup chatter; ours says where it listens
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
     try:
-        return asyncio.run(serve(settings))
+        status = asyncio.run(serve(settings))
     except OSError as error:  # the port is taken, the data directory cannot be created
         log.error("cannot start: %s", error)
         return 1
+    if status != 0:
+        leave_loading_threads(status)
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 import anyio.to_thread
@@ -27,7 +27,7 @@ from transformers import PreTrainedTokenizerBase
 from handlers.common.settings import SettingsError
 from handlers.rag.components import Components, ComponentState
 from handlers.rag.documents import Chunk, DocumentRecord, SearchHit, content_hash
-from handlers.rag.generation.base import Finish, Generator
+from handlers.rag.generation.base import GREEDY, Finish, Generator, Sampling
 from handlers.rag.generation.prompt import (
     NO_DOCUMENTS_ANSWER,
     conversation_messages,
@@ -37,6 +37,7 @@ from handlers.rag.generation.prompt import (
 from handlers.rag.ingest.base import Embedder, ExtractionError
 from handlers.rag.ingest.chunking import chunk_pages, max_chunk_tokens
 from handlers.rag.ingest.extract import extract_document
+from handlers.rag.ingest.parse_runner import ParseRunner
 
 __all__ = ["Answer", "RagService", "ServiceOptions", "UploadRejected", "UploadTooLarge"]
 
@@ -44,6 +45,10 @@ log = logging.getLogger("rag.service")
 
 _COPY_BUFFER = 1024 * 1024
 _PATH_SEPARATORS = re.compile(r"[\\/]")
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (category Cc): C0 with NUL, tab and newlines; DEL; C1."""
+MAX_FILENAME_CHARS = 255
+_MAX_KEPT_SUFFIX_CHARS = 16
 
 
 class UploadRejected(Exception):
@@ -73,6 +78,8 @@ class ServiceOptions:
     retrieval_top_k: int = 8
     context_window: int | None = None
     """Caps the generator's own context window when set."""
+    parse_runner: ParseRunner | None = None
+    """Parses HTML, PDF and DOCX uploads in limited processes (the shared default when None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +91,18 @@ class Answer:
 
 
 def stored_filename(uploaded: str | None) -> str:
-    """The last path segment of an uploaded file name (``../a/b.pdf`` -> ``b.pdf``)."""
-    return _PATH_SEPARATORS.split(uploaded or "")[-1].strip()
+    """The name a document is stored under: the uploaded name's last path segment
+    (``../a/b.pdf`` -> ``b.pdf``), without control characters (NUL, tabs, newlines, DEL, C1:
+    they would end up in logs, file listings and other systems' strings), without surrounding
+    blanks, and at most :data:`MAX_FILENAME_CHARS` characters (a longer one loses the end of
+    its stem, keeping its extension, which chooses the format). Empty when nothing is left."""
+    name = _CONTROL_CHARACTERS.sub("", _PATH_SEPARATORS.split(uploaded or "")[-1]).strip()
+    if len(name) <= MAX_FILENAME_CHARS:
+        return name
+    suffix = PurePosixPath(name).suffix
+    if len(suffix) > _MAX_KEPT_SUFFIX_CHARS:
+        suffix = ""
+    return name[: MAX_FILENAME_CHARS - len(suffix)].rstrip() + suffix
 
 
 def check_chunk_window(embedder: Embedder, chunk_tokens: int) -> None:
@@ -178,7 +195,7 @@ class RagService:
     ) -> tuple[int, list[tuple[int | None, str]]]:
         """Blocking: (pages, [(page, chunk text), ...]); UploadRejected when nothing to store."""
         try:
-            extracted = extract_document(path, filename)
+            extracted = extract_document(path, filename, self.options.parse_runner)
         except ExtractionError as error:
             raise UploadRejected(error.message) from None
         pieces = chunk_pages(
@@ -212,13 +229,20 @@ class RagService:
         return await store.search(text, vectors[0], limit)
 
     async def answer(
-        self, question: str, *, context: str, use_knowledge_base: bool, max_new_tokens: int
+        self,
+        question: str,
+        *,
+        context: str,
+        use_knowledge_base: bool,
+        max_new_tokens: int,
+        sampling: Sampling = GREEDY,
     ) -> Answer:
-        """Retrieve (when asked), build the prompt, and start streaming the answer."""
+        """Retrieve (when asked), build the prompt, and start streaming the answer, decoded
+        as ``sampling`` says (greedy by default)."""
         generator = await self.components.generator()
         if not use_knowledge_base:
             messages = conversation_messages(question, context)
-            return Answer([], generator.stream(messages, max_new_tokens))
+            return Answer([], generator.stream(messages, max_new_tokens, sampling))
         hits = await self.search(question, self.options.retrieval_top_k)
         if not hits:
             return Answer([], _canned(NO_DOCUMENTS_ANSWER))
@@ -226,7 +250,7 @@ class RagService:
         messages, used = grounded_messages(
             question, hits, budget_tokens=budget, count_tokens=generator.count_tokens
         )
-        return Answer(list(used), generator.stream(messages, max_new_tokens))
+        return Answer(list(used), generator.stream(messages, max_new_tokens, sampling))
 
     def context_window(self, generator: Generator) -> int:
         own = generator.context_window

@@ -18,6 +18,8 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, mo
 
 from handlers.common.settings import Flag, ServiceSettings
 from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
+from handlers.rag.ingest.parse_runner import DEFAULT_PARSE_CONCURRENCY, ParseLimits
+from handlers.rag.stores.upkeep import UPKEEP_INTERVAL, UPKEEP_WRITES, VERSION_RETENTION
 
 __all__ = ["DEFAULT_CHUNK_OVERLAP_TOKENS", "MIN_CHUNK_TOKENS", "Settings"]
 
@@ -96,6 +98,7 @@ def _collection_name(value: object) -> object:
     return value
 
 
+_PARSE_LIMITS = ParseLimits()
 Port = Annotated[int, BeforeValidator(_integer(0, 65535))]
 Url = Annotated[str, BeforeValidator(_url)]
 
@@ -218,12 +221,54 @@ class Settings(ServiceSettings):
         validation_alias="RAG_READY_TIMEOUT",
         description="seconds a request waits for a component that is still loading",
     )
+    parse_concurrency: Annotated[int, BeforeValidator(_integer(1, 64))] = Field(
+        DEFAULT_PARSE_CONCURRENCY,
+        validation_alias="RAG_PARSE_CONCURRENCY",
+        description="uploads parsed at once (HTML, PDF, DOCX), each in a process of its own "
+        "with limited memory and time; further uploads wait. Parsing memory is at most this "
+        "times `RAG_PARSE_MEMORY_BYTES`",
+    )
+    parse_timeout: Annotated[float, BeforeValidator(_seconds)] = Field(
+        _PARSE_LIMITS.seconds,
+        validation_alias="RAG_PARSE_TIMEOUT",
+        description="seconds (wall clock, and CPU) one file's parse may take; a file that "
+        "needs longer is refused with 422",
+    )
+    parse_memory_bytes: Annotated[int, BeforeValidator(_integer(64 * 1024 * 1024))] = Field(
+        _PARSE_LIMITS.memory_bytes,
+        validation_alias="RAG_PARSE_MEMORY_BYTES",
+        description="address space (bytes) of a parse process; a file that needs more is "
+        "refused with 422",
+    )
     # vector store
     index_threshold: Annotated[int, BeforeValidator(_integer(1))] = Field(
         5_000,  # LanceDbStore's INDEX_THRESHOLD (its docstring says why)
         validation_alias="RAG_INDEX_THRESHOLD",
         description="LanceDB: chunks from which an ANN vector index (IVF_SQ, re-ranked on the "
         "stored vectors) is built; exact search below",
+    )
+    store_version_retention: Annotated[float, BeforeValidator(_seconds)] = Field(
+        VERSION_RETENTION,
+        validation_alias="RAG_STORE_VERSION_RETENTION",
+        description="LanceDB: seconds a table version is kept once a newer one replaced it "
+        "(counted from when it was written). The server's own searches never need old "
+        "versions; they give another process reading the directory time to finish a query. "
+        "Longer keeps more copies on disk while uploads come; once they stop, upkeep brings "
+        "the store back to its live data after this long",
+    )
+    store_upkeep_writes: Annotated[int, BeforeValidator(_integer(1, 100_000))] = Field(
+        UPKEEP_WRITES,
+        validation_alias="RAG_STORE_UPKEEP_WRITES",
+        description="LanceDB: writes (uploads, deletions) after which store upkeep runs "
+        "(compaction, removal of old versions, index refresh); it also runs 1 s after the "
+        "last write, and once more `RAG_STORE_VERSION_RETENTION` later",
+    )
+    store_upkeep_interval: Annotated[float, BeforeValidator(_seconds)] = Field(
+        UPKEEP_INTERVAL,
+        validation_alias="RAG_STORE_UPKEEP_INTERVAL",
+        description="LanceDB: least seconds between the starts of two upkeep rounds (they are "
+        "also spaced by 4 times the last round's duration, so upkeep takes at most a fifth of "
+        "the time)",
     )
     weaviate_url: Url = Field(
         "",

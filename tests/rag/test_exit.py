@@ -1,10 +1,12 @@
-"""Components left running until the interpreter exits close cleanly from an ``atexit`` hook
-(as schemathesis stops the ASGI lifespans it started), in a real child process."""
+"""How the process ends, in real child processes: components left running until the
+interpreter exits close cleanly from an ``atexit`` hook (as schemathesis stops the ASGI
+lifespans it started); after a failed start, a load that hangs cannot keep it from exiting."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -61,3 +63,31 @@ def test_components_left_running_close_cleanly_at_interpreter_exit(
         if "WARNING" in line or "ERROR" in line or "Traceback" in line
     ]
     assert problems == []
+
+
+LOAD_THAT_HANGS = """
+import logging, sys, threading, time
+from handlers.rag.server import leave_loading_threads
+
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+threading.Thread(target=time.sleep, args=(3600,), name="hanging-load").start()
+leave_loading_threads(1, grace_seconds=0.5)
+print("not reached", flush=True)
+"""
+
+
+def test_a_failed_start_exits_even_while_another_load_hangs() -> None:
+    """After a component failed, a load still running elsewhere (say, a model on a stalled
+    disk) gets a grace period, then the process exits with the failure's status anyway."""
+    started = time.monotonic()
+    child = subprocess.run(
+        [sys.executable, "-c", LOAD_THAT_HANGS],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 1, child.stderr
+    assert child.stdout == ""
+    assert "WARNING exiting while a load is still running (hanging-load)" in child.stderr
+    assert time.monotonic() - started < 60

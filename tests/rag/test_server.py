@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -240,6 +241,32 @@ def rag_server(env: dict[str, str]) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_a_component_that_cannot_load_stops_the_process_with_status_1(
+    tmp_path: Path, tiny_model: Path
+) -> None:
+    """A generator whose weights are damaged: the reason in one log line, then exit status 1
+    (so a supervisor restarts it), rather than a process answering /health 503 forever."""
+    broken = tmp_path / "broken-model"
+    shutil.copytree(tiny_model, broken)
+    (weights,) = broken.glob("*.safetensors")
+    weights.write_bytes(b"not a safetensors file")
+    process = rag_server(
+        {"RAG_PORT": "0", "RAG_DATA_DIR": str(tmp_path / "data"), "RAG_LLM_MODEL": str(broken)}
+    )
+    try:
+        _out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1, err
+    reasons = [line for line in err.splitlines() if "cannot load the generator: " in line]
+    assert len(reasons) == 1, err
+    assert " ERROR " in reasons[0]
+    assert "exiting with status 1: a component cannot load" in err
+    assert "Traceback" not in err
 
 
 def test_the_server_process_refuses_an_unknown_log_level_naming_it() -> None:

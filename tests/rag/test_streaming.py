@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from handlers.rag.generation.base import ChatMessage, Finish, Generator
+from handlers.rag.generation.base import GREEDY, ChatMessage, Finish, Generator, Sampling
 from handlers.rag.generation.local import LocalGenerator
 from handlers.rag.ingest.embedder import LoadedModel
 from tests.rag.stack import build_stack, serve_on_loopback
@@ -36,10 +36,10 @@ class WatchedGenerator:
         return self.inner.count_tokens(text)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], max_new_tokens: int
+        self, messages: Sequence[ChatMessage], max_new_tokens: int, sampling: Sampling = GREEDY
     ) -> AsyncIterator[str | Finish]:
         self.started += 1
-        stream = self.inner.stream(messages, max_new_tokens)
+        stream = self.inner.stream(messages, max_new_tokens, sampling)
         try:
             async for item in stream:
                 yield item

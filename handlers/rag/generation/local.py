@@ -2,7 +2,10 @@
 
 The model runs in worker threads (at most ``max_concurrent`` generations at once); the text of
 each new token reaches the event loop through a queue, in whole characters. Closing a stream
-stops its generation at the next token. Finding and loading the model (GGUF dequantisation
+stops its generation at the next token, and so does a stop sequence
+(:mod:`handlers.rag.generation.stop_sequences`). Decoding is greedy, or sampled from a random
+stream private to the request (:mod:`handlers.rag.generation.sampling`), so concurrent
+requests never disturb each other's seeds. Finding and loading the model (GGUF dequantisation
 and its cache) is :mod:`handlers.rag.generation.model_files`; the token-to-text bridge is
 :mod:`handlers.rag.generation.streamer`.
 """
@@ -28,13 +31,15 @@ from transformers import (
 )
 from transformers.generation.streamers import BaseStreamer
 
-from handlers.rag.generation.base import ChatMessage, Finish, GenerationError
+from handlers.rag.generation.base import GREEDY, ChatMessage, Finish, GenerationError, Sampling
 from handlers.rag.generation.model_files import (
     SMOLLM2_NAME,
     gguf_cache_path,
     load_causal_lm,
     resolve_model,
 )
+from handlers.rag.generation.sampling import SeededSampler
+from handlers.rag.generation.stop_sequences import StopSequences
 from handlers.rag.generation.streamer import StopWhenSet, TextDeltaStreamer
 from handlers.rag.worker_threads import WorkerThreads
 
@@ -53,8 +58,8 @@ _END = object()
 
 class LocalGenerator:
     """A transformers causal LM behind the :class:`~handlers.rag.generation.base.Generator`
-    interface, greedy decoding. Build it with :meth:`load`; ``model`` and ``tokenizer`` are
-    the loaded transformers objects.
+    interface, greedy decoding or seeded sampling. Build it with :meth:`load`; ``model`` and
+    ``tokenizer`` are the loaded transformers objects.
 
     An answer longer than the context window leaves room for is cut to fit (finish
     ``length``); a prompt that fills the window is a :class:`GenerationError`. Closing a
@@ -139,7 +144,7 @@ class LocalGenerator:
         return ids
 
     async def stream(
-        self, messages: Sequence[ChatMessage], max_new_tokens: int
+        self, messages: Sequence[ChatMessage], max_new_tokens: int, sampling: Sampling = GREEDY
     ) -> AsyncIterator[str | Finish]:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
@@ -160,8 +165,14 @@ class LocalGenerator:
         queue: asyncio.Queue[object] = asyncio.Queue()
         stop = threading.Event()
         first_token_at: list[float] = []
+        stops = StopSequences(sampling.stop)
 
-        def emit(text: str) -> None:
+        def emit(delta: str) -> None:  # in the worker thread
+            text = stops.feed(delta)
+            if stops.stopped:
+                stop.set()  # the generation ends after this token
+            if not text:
+                return
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, text)
             except RuntimeError:  # the event loop is gone: nobody is listening any more
@@ -174,7 +185,7 @@ class LocalGenerator:
         started = time.perf_counter()
         try:
             work = self._workers.run(
-                self._generate, prompt, min(max_new_tokens, room), streamer, stop
+                self._generate, prompt, min(max_new_tokens, room), streamer, stop, sampling
             )
         except BaseException:
             self._slots.release()
@@ -191,9 +202,14 @@ class LocalGenerator:
             error = work.exception()
             if error is not None:
                 raise GenerationError(f"the model failed: {error}") from error
+            held = stops.flush()  # the worker is done: text held back for a stop that never came
+            if held:
+                yield held
             generated = streamer.generated
             reason: Literal["stop", "length"] = (
-                "stop" if generated and generated[-1] in self._eos_ids else "length"
+                "stop"
+                if stops.stopped or (generated and generated[-1] in self._eos_ids)
+                else "length"
             )
             _log_generation(len(prompt), len(generated), reason, started, first_token_at)
             yield Finish(reason)
@@ -223,11 +239,17 @@ class LocalGenerator:
         max_new_tokens: int,
         streamer: BaseStreamer,
         stop: threading.Event,
+        sampling: Sampling = GREEDY,
     ) -> None:
-        """Blocking: runs in a worker thread; the streamer receives every token."""
+        """Blocking: runs in a worker thread; the streamer receives every token. Sampling
+        draws the token in a logits processor of its own (after any steering), and
+        ``generate()`` then takes it greedily."""
         model = self.model
         assert isinstance(model, GenerationMixin)
         input_ids = torch.tensor([prompt], dtype=torch.long)
+        processors = self._logits_processor()
+        if not sampling.greedy:
+            processors = LogitsProcessorList([*(processors or []), SeededSampler(sampling)])
         with torch.inference_mode():
             model.generate(  # type: ignore[misc]  # transformers' self-Protocol misses attrs
                 input_ids=input_ids,
@@ -236,7 +258,7 @@ class LocalGenerator:
                 do_sample=False,
                 streamer=streamer,
                 stopping_criteria=StoppingCriteriaList([StopWhenSet(stop)]),
-                logits_processor=self._logits_processor(),
+                logits_processor=processors,
                 eos_token_id=sorted(self._eos_ids) or None,
                 pad_token_id=self._pad_id,
             )

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import httpx
 
-from handlers.rag.generation.base import ChatMessage, Finish, GenerationError
+from handlers.rag.generation.base import GREEDY, ChatMessage, Finish, GenerationError, Sampling
 
 __all__ = ["OpenAICompatibleGenerator", "chat_completions_url"]
 
@@ -31,7 +31,9 @@ class OpenAICompatibleGenerator:
     """Streams chat completions from ``POST .../v1/chat/completions`` with ``stream: true``.
 
     Closing a stream early closes its HTTP response, so the server sees the disconnect and can
-    stop generating. ``context_window`` is the served model's, as configured (the endpoint does
+    stop generating. Sampling is the endpoint's: ``temperature`` and ``top_p`` are always sent
+    (0, the default, asks for greedy decoding, as the local model does), ``stop`` and ``seed``
+    when given. ``context_window`` is the served model's, as configured (the endpoint does
     not say)."""
 
     def __init__(
@@ -71,16 +73,22 @@ class OpenAICompatibleGenerator:
         return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], max_new_tokens: int
+        self, messages: Sequence[ChatMessage], max_new_tokens: int, sampling: Sampling = GREEDY
     ) -> AsyncIterator[str | Finish]:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        body = {
+        body: dict[str, object] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "max_tokens": max_new_tokens,
             "stream": True,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
         }
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
         try:
             async with self._client.stream("POST", self.url, json=body) as response:
                 if not response.is_success:

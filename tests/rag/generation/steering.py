@@ -11,6 +11,7 @@ import torch
 from transformers import LogitsProcessor, LogitsProcessorList
 from transformers.generation.streamers import BaseStreamer
 
+from handlers.rag.generation.base import GREEDY, Sampling
 from handlers.rag.generation.local import LocalGenerator
 
 __all__ = ["SteeredGenerator", "Steering"]
@@ -83,12 +84,13 @@ class SteeredGenerator(LocalGenerator):
         max_new_tokens: int,
         streamer: BaseStreamer,
         stop: threading.Event,
+        sampling: Sampling = GREEDY,
     ) -> None:
         with self._count_lock:
             self.active += 1
             self.peak_active = max(self.peak_active, self.active)
         try:
-            super()._generate(prompt, max_new_tokens, streamer, stop)
+            super()._generate(prompt, max_new_tokens, streamer, stop, sampling)
         finally:
             with self._count_lock:
                 self.active -= 1

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from handlers.rag.generation.base import ChatMessage, Finish, GenerationError
+from handlers.rag.generation.base import ChatMessage, Finish, GenerationError, Sampling
 from handlers.rag.generation.openai_compatible import (
     OpenAICompatibleGenerator,
     chat_completions_url,
@@ -46,8 +46,28 @@ async def test_streams_the_deltas_then_the_finish_reason(fake: tuple[str, FakeOp
         ],
         "max_tokens": 7,
         "stream": True,
+        "temperature": 0.0,  # greedy, as the local model by default
+        "top_p": 1.0,
     }
     assert "authorization" not in request.headers
+
+
+async def test_sampling_and_stop_sequences_are_passed_on(fake: tuple[str, FakeOpenAI]) -> None:
+    url, record = fake
+    generator = OpenAICompatibleGenerator(url, "script")
+    sampling = Sampling(temperature=0.7, top_p=0.9, stop=("\n\n", "END"), seed=42)
+    try:
+        items = [item async for item in generator.stream(MESSAGES, 5, sampling)]
+    finally:
+        await generator.close()
+    assert items == [*SCRIPT, Finish("stop")]
+    [request] = record.requests
+    assert {key: request.body[key] for key in ("temperature", "top_p", "stop", "seed")} == {
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "stop": ["\n\n", "END"],
+        "seed": 42,
+    }
 
 
 async def test_finish_reason_length_is_reported(fake: tuple[str, FakeOpenAI]) -> None:

@@ -10,7 +10,12 @@ EXAMPLE_PORT ?= 8070
 SPEC ?= specs/rag.openapi.yaml
 MOCK_PORT ?= 8099
 
-.PHONY: install sandbox services browser test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock
+# The contract tools (buf, api-smart-diff, Spectral), pinned in tools/contracts/package-lock.json.
+CONTRACT_TOOLS := tools/contracts
+CONTRACT_TOOLS_STAMP := $(CONTRACT_TOOLS)/node_modules/.installed
+SPECTRAL_RULESET := $(CONTRACT_TOOLS)/spectral.yaml
+
+.PHONY: install sandbox services browser test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock contract-tools check-breaking release-specs changelog-specs lint-specs
 
 install: $(STAMP)
 
@@ -58,6 +63,33 @@ check-generated: install
 mock: install
 	@echo "mock of $(SPEC): http://$(HOST):$(MOCK_PORT)/ui/ (Swagger UI), examples served for every operation"
 	$(PY) -m codegen.mock $(SPEC) --host $(HOST) --port $(MOCK_PORT)
+
+# The contract tools, installed with npm ci from the lock file; a no-op once installed.
+# Node.js and npm come from Debian's packages where the machine has none.
+contract-tools: $(CONTRACT_TOOLS_STAMP)
+
+$(CONTRACT_TOOLS_STAMP): $(CONTRACT_TOOLS)/package.json $(CONTRACT_TOOLS)/package-lock.json
+	@command -v npm >/dev/null || ./scripts/ensure-debian-packages.sh nodejs npm
+	cd $(CONTRACT_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Fails on a breaking change of specs/ since its last release (specs/releases/) that the
+# contract's version does not allow (a major bump); lists every change (specs/README.md).
+check-breaking: install contract-tools
+	$(PY) -m codegen.contracts check
+
+# The changelog entries a release would append now (Markdown, nothing written).
+changelog-specs: install contract-tools
+	$(PY) -m codegen.contracts changelog
+
+# Records a release of every contract whose version is not released yet: the snapshot under
+# specs/releases/<name>/<version>/ and its entry in specs/releases/<name>/CHANGELOG.md.
+release-specs: install contract-tools
+	$(PY) -m codegen.contracts release
+
+# Spectral with the project's ruleset (specs/README.md's conventions): file:line:col rule message.
+lint-specs: contract-tools
+	$(CONTRACT_TOOLS)/node_modules/.bin/spectral lint --ruleset $(SPECTRAL_RULESET) --fail-severity warn --format text specs/*.openapi.yaml
 
 # ruff, and the import contracts of .importlinter (no cycles, layers, independent services)
 lint: install

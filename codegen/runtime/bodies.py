@@ -55,10 +55,12 @@ def bind_form(
     if forbid_extra and not any(f.kind == "files" for f in fields):
         for name, value in parts.items():
             if name not in known:
-                shown = value.filename if isinstance(value, UploadFile) else value
                 errors.append(
                     ErrorDetail(
-                        ("body", name), "Extra inputs are not permitted", "extra_forbidden", shown
+                        ("body", name),
+                        "Extra inputs are not permitted",
+                        "extra_forbidden",
+                        _shown(value),
                     )
                 )
     for field in fields:
@@ -69,6 +71,16 @@ def bind_form(
                     continue
                 if isinstance(value, UploadFile):
                     extra[name] = value
+                elif isinstance(value, list):  # the same name on several parts
+                    errors.append(
+                        ErrorDetail(
+                            ("body", name),
+                            "Value error, each file needs a part name of its own "
+                            "(this one is repeated)",
+                            "value_error",
+                            _shown(value),
+                        )
+                    )
                 else:
                     errors.append(
                         ErrorDetail(("body", name), "Expected a file part", "value_error", value)
@@ -114,6 +126,16 @@ def bind_form(
     if errors:
         raise BadRequest("Invalid form body", errors)
     return values
+
+
+def _shown(value: object) -> object:
+    """A form part as an error's ``input`` shows it: a file by its name (the error is written
+    as JSON), the parts of a repeated name as a list."""
+    if isinstance(value, UploadFile):
+        return value.filename
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    return value
 
 
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")

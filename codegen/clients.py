@@ -4,11 +4,34 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
-from codegen.spec import Api, Operation, python_name
+from codegen.spec import Api, Operation, _ref_name, python_name
 from codegen.types import annotation, model_ref, success_type
 
-__all__ = ["ClientMethod", "Namespace", "client_tree"]
+__all__ = ["OPTIONS", "ClientMethod", "Namespace", "Page", "client_tree"]
+
+OPTIONS = (
+    "timeout: float | httpx.Timeout | None = None",
+    "max_retries: int | None = None",
+)
+"""The per-call options every client method takes after its own keywords (the client's
+``timeout_seconds`` and ``RetryPolicy`` when ``None``)."""
+_OPTION_NAMES = frozenset(option.split(":", 1)[0] for option in OPTIONS)
+PAGE_SIZE_WITHOUT_MAXIMUM = 100
+"""The page size of an iterator whose ``limit`` parameter has no ``maximum``."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """How a paged list operation pages (see ``paging``): the response's array of items
+    (its Python field name), the items' annotation, the default page size and whether the
+    response counts every match in ``total``."""
+
+    items: str
+    item_type: str
+    page_size: int
+    total: bool
 
 
 @dataclass
@@ -30,6 +53,24 @@ class ClientMethod:
     form: list[tuple[str, str, bool, bool]] = field(default_factory=list)
     extra_files: bool = False
     accept: bool = False
+    page: Page | None = None
+    call_keywords: list[str] = field(default_factory=list)  # the keyword arguments' names
+
+    @property
+    def public_signature(self) -> list[str]:
+        """The client method's arguments: the operation's, then the per-call options."""
+        star = [] if "*" in self.signature else ["*"]
+        return [*self.signature, *star, *OPTIONS]
+
+    @property
+    def path_arguments(self) -> list[str]:
+        """The positional arguments (path parameters, a body) as the method names them."""
+        positional = []
+        for item in self.signature:
+            if item == "*":
+                break
+            positional.append(item.split(":", 1)[0])
+        return positional
 
 
 @dataclass
@@ -102,6 +143,12 @@ def _methods(operation: Operation, models: dict[str, str]) -> list[ClientMethod]
         if streamed and len([t for t in operation.success.content_types]) > 1:
             keyword.append(f"accept: str = {operation.success.content_types[0]!r}")
             call.append("accept=accept")
+        clash = _OPTION_NAMES & {item.split(":", 1)[0] for item in signature + keyword}
+        if clash:
+            raise ValueError(
+                f"{operation.operation_id}: parameter {sorted(clash)[0]!r} would shadow the "
+                "per-call option of the same name in the client"
+            )
         if keyword:
             signature.append("*")
             signature.extend(keyword)
@@ -141,9 +188,43 @@ def _methods(operation: Operation, models: dict[str, str]) -> list[ClientMethod]
                 form=form_fields,
                 extra_files=extra_files,
                 accept=streamed and len(operation.success.content_types) > 1,
+                page=paging(operation, models),
+                call_keywords=[item.split(":", 1)[0] for item in keyword],
             )
         )
     return methods
+
+
+def paging(operation: Operation, models: dict[str, str]) -> Page | None:
+    """How ``operation`` pages, or ``None`` when it does not.
+
+    The specs mark no operation as paged; the shape says it. A paged list is a ``GET`` with
+    integer ``limit`` and ``offset`` query parameters whose JSON success body is an object
+    with exactly one array property (the page's items, of a named schema) and, optionally,
+    an integer ``total`` (every match, all pages). The iterator asks for pages of the
+    ``limit`` parameter's ``maximum`` (bounded: one request per that many items)."""
+    if operation.method != "GET" or operation.success.streamed:
+        return None
+    query = {p.name: p.schema for p in operation.parameters if p.location == "query"}
+    if any(query.get(name, {}).get("type") != "integer" for name in ("limit", "offset")):
+        return None
+    schema = operation.success.schema
+    properties: dict[str, Any] = schema.get("properties", {}) if schema else {}
+    arrays = [name for name, prop in properties.items() if prop.get("type") == "array"]
+    if schema.get("type", "object") != "object" or len(arrays) != 1:
+        return None
+    items = properties[arrays[0]].get("items", {})
+    item_type = model_ref(models, _ref_name(items))
+    if item_type is None:
+        return None
+    maximum = query["limit"].get("maximum")
+    return Page(
+        items=python_name(arrays[0]),
+        item_type=item_type,
+        page_size=int(maximum) if isinstance(maximum, int) else PAGE_SIZE_WITHOUT_MAXIMUM,
+        total=properties.get("total", {}).get("type") == "integer"
+        and "total" in schema.get("required", []),
+    )
 
 
 def _builtin_list(source: str) -> str:
@@ -175,6 +256,11 @@ def client_tree(api: Api, models: dict[str, str], root_class: str) -> Namespace:
                     node.children.append(child)
                 node = child
             node.methods.append(method)
+    for namespace in flatten(root):
+        names = {method.name for method in namespace.methods}
+        for method in namespace.methods:
+            if method.page is not None and f"iter_{method.name}" in names:
+                raise ValueError(f"{method.dotted}: iter_{method.name} is already a method")
     return root
 
 

@@ -18,19 +18,32 @@ error body (``envelope``), ``request_id`` and, for 429, ``retry_after``:
 ``RatelimitRateLimitError`` (429),
 ``RatelimitServerError`` (5xx) and ``RatelimitTimeoutError`` (a timeout, ``status`` 0);
 any other status raises ``RatelimitError`` itself.
+
+Every call is retried (``RetryPolicy``: twice by default, with backoff and jitter, honouring
+``Retry-After``) after a 408, 429, 500, 502, 503, 504, connection failure or timeout when
+repeating it is safe (idempotent methods; POST and PATCH with an ``Idempotency-Key``). Every
+method takes ``timeout=`` (seconds) and ``max_retries=`` for that call.
+``client.with_raw_response.<method>(...)`` returns a ``RawResponse`` (status, headers,
+``parse()``). ``event_hooks`` (httpx's) see every attempt, for logging and tracing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins  # noqa: F401
-import datetime  # noqa: F401
+import datetime
+import email.utils
 import json
+import math
 import os
+import random
+import ssl
+import time
 import uuid  # noqa: F401
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Literal, Union  # noqa: F401
+from typing import IO, Any, Generic, Literal, TypeVar, Union  # noqa: F401
 
 import httpx
 from pydantic import BaseModel
@@ -41,6 +54,8 @@ __all__ = [
     "AsyncRatelimitClient",
     "RatelimitClient",
     "FileInput",
+    "RawResponse",
+    "RetryPolicy",
     "RatelimitError",
     "RatelimitValidationError",
     "RatelimitAuthError",
@@ -54,6 +69,7 @@ __all__ = [
     "RatelimitTimeoutError",
 ]
 
+T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 ENV_API_KEY = "RATELIMIT_API_KEY"
 ENV_BASE_URL = "RATELIMIT_BASE_URL"
@@ -243,6 +259,235 @@ def _file(name: str, value: FileInput) -> tuple[str, tuple[str, bytes | IO[bytes
     return name, (filename, content, guessed)
 
 
+# -- retries -----------------------------------------------------------------------------------
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Statuses worth sending a request again for: a timeout, a rate limit, a server failure."""
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
+"""Methods whose repeat does what one request does (RFC 9110 9.2.2); POST and PATCH are
+retried only with an ``Idempotency-Key`` header."""
+MAX_RETRIES_LIMIT = 10
+"""The most retries a client or a call may ask for: with the delay caps, a call stays bounded."""
+_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+"""Transport errors raised before the request left: retrying is safe for any method."""
+_SENT_ERRORS = (
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+)
+"""Transport errors after (part of) the request left: the server may have acted on it, so
+only an idempotent request (by method or by ``Idempotency-Key``) is retried."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When a failed request is sent again, and how long the client waits before.
+
+    A request is retried at most ``max_retries`` times (default 2, as the best generated SDKs)
+    after a 408, 429, 500, 502, 503 or 504 (not a status the operation documents as its
+    answer, such as a rate limit decision's 429 or a readiness 503), a connection failure or
+    a timeout, when the repeat is safe:
+
+    * a connection that could not be made (nothing was sent) is retried for every request;
+    * otherwise only an idempotent request: GET, HEAD, PUT, DELETE, OPTIONS, or a POST or
+      PATCH carrying an ``Idempotency-Key`` (the client sends one on every operation whose
+      spec declares the header; a retry resends the same key, so the server answers the
+      repeat with the first answer and acts once);
+    * a request with a file object (not bytes or a path) is retried only when the file is
+      seekable: it is rewound to where it was before each repeat.
+
+    The wait before retry ``n`` (0 for the first) is the server's ``Retry-After`` (seconds
+    or an HTTP date; ``retry-after-ms`` too) when it sends one; a wait longer than
+    ``max_retry_after`` (default 60 s) is not waited for: the error (``retry_after`` set) is
+    raised at once, for the caller to schedule. Without one, exponential backoff with equal
+    jitter: ``d = min(max_delay, initial_delay * 2**n)``, a random wait in ``[d/2, d]``.
+    A certificate that fails verification is never retried.
+    """
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        _check_retries(self.max_retries)
+        for name in ("initial_delay", "max_delay", "max_retry_after"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+                raise ValueError(f"RetryPolicy.{name} must be between 0 and 3600 seconds")
+        if self.initial_delay > self.max_delay:
+            raise ValueError("RetryPolicy.initial_delay must not exceed max_delay")
+
+    def backoff(self, retry: int, draw: Callable[[], float] = random.random) -> float:
+        """The wait before retry ``retry`` (0-based) without ``Retry-After``: between half and
+        all of ``min(max_delay, initial_delay * 2**retry)``; ``draw`` is in ``[0, 1)``."""
+        ceiling = min(self.max_delay, math.ldexp(self.initial_delay, min(max(retry, 0), 32)))
+        return ceiling / 2 + ceiling / 2 * draw()
+
+    def delay(self, retry: int, headers: Mapping[str, str] | None = None) -> float | None:
+        """The wait before retry ``retry``: the response's ``Retry-After`` if it has one (None
+        when that is over ``max_retry_after``: do not retry), else ``backoff(retry)``."""
+        asked = _retry_after(headers) if headers is not None else None
+        if asked is None:
+            return self.backoff(retry)
+        return asked if asked <= self.max_retry_after else None
+
+
+def _check_retries(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_retries must be an int, not {type(value).__name__}")
+    if not 0 <= value <= MAX_RETRIES_LIMIT:
+        raise ValueError(f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, not {value}")
+    return value
+
+
+def _check_timeout(value: float | httpx.Timeout | None) -> Any:
+    """A call's ``timeout`` for httpx: the client's default for ``None``."""
+    if value is None:
+        return httpx.USE_CLIENT_DEFAULT
+    if isinstance(value, httpx.Timeout):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e6:
+        raise ValueError(f"timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` in seconds or as
+    an HTTP date), at least 0; ``None`` without a readable one."""
+    millis = headers.get("retry-after-ms", "")[:32]
+    try:
+        if millis and math.isfinite(float(millis)):
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after", "")[:64].strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _idempotent(request: _Request) -> bool:
+    return request.method in IDEMPOTENT_METHODS or any(
+        name.lower() == "idempotency-key" for name in request.headers
+    )
+
+
+def _bookmarks(request: _Request) -> list[tuple[IO[bytes], int]] | None:
+    """Where each file object of ``request`` starts, to rewind it before a repeat; ``None``
+    when one cannot be rewound (the request is then never repeated)."""
+    marks: list[tuple[IO[bytes], int]] = []
+    for _, (_, content, _) in request.files or []:
+        if isinstance(content, bytes):
+            continue
+        try:
+            if not content.seekable():
+                return None
+            marks.append((content, content.tell()))
+        except (AttributeError, OSError, ValueError):
+            return None
+    return marks
+
+
+def _rewind(marks: list[tuple[IO[bytes], int]]) -> None:
+    for content, position in marks:
+        content.seek(position)
+
+
+def _transport_retryable(request: _Request, error: httpx.TransportError) -> bool:
+    """Whether ``error`` may be retried for ``request`` (see ``RetryPolicy``)."""
+    cause: BaseException | None = error
+    for _ in range(8):  # httpx's error, httpcore's, then the ssl module's
+        if cause is None:
+            break
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return False  # a certificate that fails now fails again
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, _UNSENT_ERRORS):
+        return True
+    return isinstance(error, _SENT_ERRORS) and _idempotent(request)
+
+
+def _next_delay(
+    policy: RetryPolicy,
+    request: _Request,
+    retry: int,
+    retries: int,
+    marks: list[tuple[IO[bytes], int]] | None,
+    *,
+    response: httpx.Response | None = None,
+    error: httpx.TransportError | None = None,
+) -> float | None:
+    """The wait before sending ``request`` again after ``response`` or ``error``; ``None``:
+    do not (retries spent, not a retryable failure, not safe to repeat, or a long
+    ``Retry-After``)."""
+    if retry >= retries or marks is None:
+        return None
+    if response is not None:
+        if response.status_code not in RETRY_STATUSES or not _idempotent(request):
+            return None
+        return policy.delay(retry, response.headers)
+    if error is None or not _transport_retryable(request, error):
+        return None
+    return policy.backoff(retry)
+
+
+def _timed_out(error: httpx.TimeoutException) -> RatelimitTimeoutError:
+    """What a call raises when its last attempt timed out (other transport errors propagate
+    as httpx raised them)."""
+    return RatelimitTimeoutError(f"Request timed out: {error}", status=0)
+
+
+class RawResponse(Generic[T]):
+    """A call's HTTP response (``client.with_raw_response.<method>(...)``): ``status_code``,
+    ``headers``, ``request_id``, ``retries`` (how many times the request was sent again) and
+    ``http_response`` (the ``httpx.Response``); ``parse()`` gives what the method returns."""
+
+    def __init__(self, response: httpx.Response, parse: Callable[[httpx.Response], T]) -> None:
+        self.http_response = response
+        self._parse = parse
+
+    @property
+    def status_code(self) -> int:
+        return self.http_response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.http_response.headers
+
+    @property
+    def request_id(self) -> str | None:
+        value = self.http_response.headers.get("x-request-id")
+        return value if isinstance(value, str) else None
+
+    @property
+    def retries(self) -> int:
+        return int(self.http_response.extensions.get(RETRIES_EXTENSION, 0))
+
+    def parse(self) -> T:
+        """The body as the method without ``with_raw_response`` returns it."""
+        return self._parse(self.http_response)
+
+    def __repr__(self) -> str:
+        return f"<RawResponse [{self.status_code}]>"
+
+
+RETRIES_EXTENSION = "ratelimit_client_retries"
+"""The ``httpx.Response.extensions`` key of how many retries a response took."""
+
+
 def _build_should_rate_limit(body: models.RateLimitRequest | Mapping[str, Any]) -> _Request:
     request = _Request("POST", "/json")
     if body is not None:
@@ -293,13 +538,62 @@ def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, 
     return headers
 
 
+class _RawRatelimitClient:
+    """``client.with_raw_response``: the client's methods answering a ``RawResponse`` (status,
+    headers, ``parse()``) instead of the parsed body; streamed methods are not among them."""
+
+    def __init__(self, client: RatelimitClient) -> None:
+        self._client = client
+
+    def should_rate_limit(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.RateLimitResponse]:
+        """POST /json: Decide whether a request is within its rate limits"""
+        request = _build_should_rate_limit(body)
+        response = self._client._send(
+            request,
+            answers=(
+                429,
+                500,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_should_rate_limit)
+
+    def read_counters(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.CountersResponse]:
+        """POST /counters: Read the state of a request's limits without counting"""
+        request = _build_read_counters(body)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_read_counters)
+
+
 class RatelimitClient:
     """Client of Rate limit service, HTTP port.
 
     ``api_key`` (default ``$RATELIMIT_API_KEY``) is sent as a bearer token;
     ``base_url`` defaults to ``$RATELIMIT_BASE_URL``, else http://127.0.0.1:8000;
-    ``timeout_seconds`` bounds each request; ``verify_ssl=False`` accepts self-signed hosts;
-    ``transport`` replaces the network (e.g. ``httpx.MockTransport`` in tests).
+    ``timeout_seconds`` bounds each request (each method's ``timeout=`` overrides it for a
+    call); ``verify_ssl=False`` accepts self-signed hosts; ``transport`` replaces the network
+    (e.g. ``httpx.MockTransport`` in tests). ``max_retries``
+    (default 2) and ``retry`` (a ``RetryPolicy``: its delays) say how failed requests are
+    retried; each method's ``max_retries=`` overrides it for a call. ``event_hooks`` are
+    httpx's (``{"request": [...], "response": [...]}``, called for every attempt):
+    the place for logging and tracing; ``http_client`` is the underlying ``httpx.Client``.
     """
 
     def __init__(
@@ -311,17 +605,32 @@ class RatelimitClient:
         *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        event_hooks: Mapping[str, Sequence[Callable[..., Any]]] | None = None,
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
         self.timeout_seconds = timeout_seconds
+        policy = retry if retry is not None else RetryPolicy()
+        if max_retries is not None:
+            policy = replace(policy, max_retries=_check_retries(max_retries))
+        self.retry = policy
         self._http = httpx.Client(
             base_url=url,
             headers=_headers(key, headers),
             timeout=timeout_seconds,
             verify=verify_ssl,
             transport=transport,
+            event_hooks={name: builtins.list(hooks) for name, hooks in (event_hooks or {}).items()},
         )
+        self.with_raw_response = _RawRatelimitClient(self)
+
+    @property
+    def http_client(self) -> httpx.Client:
+        """The ``httpx.Client`` under this client (e.g. for OpenTelemetry's
+        ``HTTPXClientInstrumentor.instrument_client``)."""
+        return self._http
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -333,47 +642,110 @@ class RatelimitClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
-        """The response; raises the typed error of a non-2xx status, except ``answers``
-        (statuses whose body is the operation's success body)."""
-        try:
-            response = self._http.request(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            )
-        except httpx.TimeoutException as exc:
-            raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400 and response.status_code not in answers:
-            raise _error(response)
-        return response
+    def _sleep(self, seconds: float) -> None:
+        """Wait before a retry (a method of its own so that a test can record the waits)."""
+        time.sleep(seconds)
 
-    def _iter(self, request: _Request, *, text: bool) -> Iterator[Any]:
-        """Yield a streamed response's chunks as they arrive (text decoded incrementally)."""
-        try:
-            with self._http.stream(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            ) as response:
-                if response.status_code >= 400:
-                    response.read()
+    def _send(
+        self,
+        request: _Request,
+        answers: tuple[int, ...] = (),
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """The response, after the retries ``RetryPolicy`` allows; raises the typed error of
+        a non-2xx status, except ``answers`` (statuses whose body is the operation's success
+        body, never retried)."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        while True:
+            try:
+                response = self._http.request(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                )
+            except httpx.TransportError as exc:
+                delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            else:
+                if response.status_code < 400 or response.status_code in answers:
+                    response.extensions[RETRIES_EXTENSION] = retry
+                    return response
+                delay = _next_delay(self.retry, request, retry, retries, marks, response=response)
+                if delay is None:
                     raise _error(response)
-                yield from (response.iter_text() if text else response.iter_bytes())
-        except httpx.TimeoutException as exc:
-            raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
+            retry += 1
+            self._sleep(delay)
+            _rewind(marks or [])
+
+    def _iter(
+        self,
+        request: _Request,
+        *,
+        text: bool,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> Iterator[Any]:
+        """Yield a streamed response's chunks as they arrive (text decoded incrementally);
+        retried as ``_send`` until the response starts, never once a chunk was yielded."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        started = False
+        while True:
+            try:
+                with self._http.stream(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                ) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        delay = _next_delay(
+                            self.retry, request, retry, retries, marks, response=response
+                        )
+                        if delay is None:
+                            raise _error(response)
+                    else:
+                        started = True
+                        yield from (response.iter_text() if text else response.iter_bytes())
+                        return
+            except httpx.TransportError as exc:
+                delay = None
+                if not started:
+                    delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            retry += 1
+            self._sleep(delay)
+            _rewind(marks or [])
 
     def should_rate_limit(
         self,
         body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.RateLimitResponse:
         """POST /json: Decide whether a request is within its rate limits"""
         request = _build_should_rate_limit(body)
@@ -383,23 +755,85 @@ class RatelimitClient:
                 429,
                 500,
             ),
+            timeout=timeout,
+            max_retries=max_retries,
         )
         return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
 
     def read_counters(
         self,
         body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.CountersResponse:
         """POST /counters: Read the state of a request's limits without counting"""
         request = _build_read_counters(body)
-        return _parse_read_counters(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_read_counters(response)  # type: ignore[no-any-return]
 
     def healthcheck(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> Iterator[str]:
         """GET /healthcheck: Report whether the service is healthy"""
         request = _build_healthcheck()
-        return self._iter(request, text=True)
+        return self._iter(
+            request,
+            text=True,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+
+class _AsyncRawRatelimitClient:
+    """``client.with_raw_response``: the client's methods answering a ``RawResponse`` (status,
+    headers, ``parse()``) instead of the parsed body; streamed methods are not among them."""
+
+    def __init__(self, client: AsyncRatelimitClient) -> None:
+        self._client = client
+
+    async def should_rate_limit(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.RateLimitResponse]:
+        """POST /json: Decide whether a request is within its rate limits"""
+        request = _build_should_rate_limit(body)
+        response = await self._client._send(
+            request,
+            answers=(
+                429,
+                500,
+            ),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_should_rate_limit)
+
+    async def read_counters(
+        self,
+        body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.CountersResponse]:
+        """POST /counters: Read the state of a request's limits without counting"""
+        request = _build_read_counters(body)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_read_counters)
 
 
 class AsyncRatelimitClient:
@@ -407,8 +841,13 @@ class AsyncRatelimitClient:
 
     ``api_key`` (default ``$RATELIMIT_API_KEY``) is sent as a bearer token;
     ``base_url`` defaults to ``$RATELIMIT_BASE_URL``, else http://127.0.0.1:8000;
-    ``timeout_seconds`` bounds each request; ``verify_ssl=False`` accepts self-signed hosts;
-    ``transport`` replaces the network (e.g. ``httpx.ASGITransport`` in tests).
+    ``timeout_seconds`` bounds each request (each method's ``timeout=`` overrides it for a
+    call); ``verify_ssl=False`` accepts self-signed hosts; ``transport`` replaces the network
+    (e.g. ``httpx.ASGITransport`` in tests). ``max_retries``
+    (default 2) and ``retry`` (a ``RetryPolicy``: its delays) say how failed requests are
+    retried; each method's ``max_retries=`` overrides it for a call. ``event_hooks`` are
+    httpx's (``{"request": [...], "response": [...]}``, called for every attempt, awaited):
+    the place for logging and tracing; ``http_client`` is the underlying ``httpx.AsyncClient``.
     """
 
     def __init__(
@@ -420,17 +859,32 @@ class AsyncRatelimitClient:
         *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        event_hooks: Mapping[str, Sequence[Callable[..., Any]]] | None = None,
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
         self.timeout_seconds = timeout_seconds
+        policy = retry if retry is not None else RetryPolicy()
+        if max_retries is not None:
+            policy = replace(policy, max_retries=_check_retries(max_retries))
+        self.retry = policy
         self._http = httpx.AsyncClient(
             base_url=url,
             headers=_headers(key, headers),
             timeout=timeout_seconds,
             verify=verify_ssl,
             transport=transport,
+            event_hooks={name: builtins.list(hooks) for name, hooks in (event_hooks or {}).items()},
         )
+        self.with_raw_response = _AsyncRawRatelimitClient(self)
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` under this client (e.g. for OpenTelemetry's
+        ``HTTPXClientInstrumentor.instrument_client``)."""
+        return self._http
 
     async def close(self) -> None:
         """Close the connection pool."""
@@ -442,49 +896,112 @@ class AsyncRatelimitClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
-        """The response; raises the typed error of a non-2xx status, except ``answers``
-        (statuses whose body is the operation's success body)."""
-        try:
-            response = await self._http.request(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            )
-        except httpx.TimeoutException as exc:
-            raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400 and response.status_code not in answers:
-            raise _error(response)
-        return response
+    async def _sleep(self, seconds: float) -> None:
+        """Wait before a retry (a method of its own so that a test can record the waits)."""
+        await asyncio.sleep(seconds)
 
-    async def _iter(self, request: _Request, *, text: bool) -> AsyncIterator[Any]:
-        """Yield a streamed response's chunks as they arrive (text decoded incrementally)."""
-        try:
-            async with self._http.stream(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
+    async def _send(
+        self,
+        request: _Request,
+        answers: tuple[int, ...] = (),
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """The response, after the retries ``RetryPolicy`` allows; raises the typed error of
+        a non-2xx status, except ``answers`` (statuses whose body is the operation's success
+        body, never retried)."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                )
+            except httpx.TransportError as exc:
+                delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            else:
+                if response.status_code < 400 or response.status_code in answers:
+                    response.extensions[RETRIES_EXTENSION] = retry
+                    return response
+                delay = _next_delay(self.retry, request, retry, retries, marks, response=response)
+                if delay is None:
                     raise _error(response)
-                chunks = response.aiter_text() if text else response.aiter_bytes()
-                async for chunk in chunks:
-                    yield chunk
-        except httpx.TimeoutException as exc:
-            raise RatelimitTimeoutError(f"Request timed out: {exc}", status=0) from exc
+            retry += 1
+            await self._sleep(delay)
+            _rewind(marks or [])
+
+    async def _iter(
+        self,
+        request: _Request,
+        *,
+        text: bool,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> AsyncIterator[Any]:
+        """Yield a streamed response's chunks as they arrive (text decoded incrementally);
+        retried as ``_send`` until the response starts, never once a chunk was yielded."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        started = False
+        while True:
+            try:
+                async with self._http.stream(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                ) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        delay = _next_delay(
+                            self.retry, request, retry, retries, marks, response=response
+                        )
+                        if delay is None:
+                            raise _error(response)
+                    else:
+                        started = True
+                        chunks = response.aiter_text() if text else response.aiter_bytes()
+                        async for chunk in chunks:
+                            yield chunk
+                        return
+            except httpx.TransportError as exc:
+                delay = None
+                if not started:
+                    delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            retry += 1
+            await self._sleep(delay)
+            _rewind(marks or [])
 
     async def should_rate_limit(
         self,
         body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.RateLimitResponse:
         """POST /json: Decide whether a request is within its rate limits"""
         request = _build_should_rate_limit(body)
@@ -494,20 +1011,38 @@ class AsyncRatelimitClient:
                 429,
                 500,
             ),
+            timeout=timeout,
+            max_retries=max_retries,
         )
         return _parse_should_rate_limit(response)  # type: ignore[no-any-return]
 
     async def read_counters(
         self,
         body: models.RateLimitRequest | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.CountersResponse:
         """POST /counters: Read the state of a request's limits without counting"""
         request = _build_read_counters(body)
-        return _parse_read_counters(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_read_counters(response)  # type: ignore[no-any-return]
 
     def healthcheck(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> AsyncIterator[str]:
         """GET /healthcheck: Report whether the service is healthy"""
         request = _build_healthcheck()
-        return self._iter(request, text=True)
+        return self._iter(
+            request,
+            text=True,
+            timeout=timeout,
+            max_retries=max_retries,
+        )

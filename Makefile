@@ -15,7 +15,7 @@ CONTRACT_TOOLS := tools/contracts
 CONTRACT_TOOLS_STAMP := $(CONTRACT_TOOLS)/node_modules/.installed
 SPECTRAL_RULESET := $(CONTRACT_TOOLS)/spectral.yaml
 
-.PHONY: install sandbox services browser test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock contract-tools check-breaking release-specs changelog-specs lint-specs
+.PHONY: install sandbox services browser test lint format typecheck run bench bench-webrest bench-ratelimit bench-rag bench-agents bench-workflows clean generate check-generated mock contract-tools check-breaking release-specs changelog-specs lint-specs dist-clients
 
 install: $(STAMP)
 
@@ -58,6 +58,12 @@ generate: install
 # Fails, with a diff, when generated/ or docs/settings.md is not exactly what they are made from.
 check-generated: install
 	$(PY) -m codegen --check
+
+# One installable wheel per API's generated client in dist/clients/: <api>-client, versioned as
+# its spec's info.version, holding the client and its models, depending only on httpx and
+# pydantic (specs/README.md). Run `make generate` first after a spec edit.
+dist-clients: install
+	$(PY) -m codegen.dist --out dist/clients
 
 # Serve a spec's examples for contract review before handlers exist: make mock SPEC=specs/agents.openapi.yaml
 mock: install

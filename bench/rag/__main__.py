@@ -8,6 +8,9 @@
     plus ``LanceDbStore.search`` called in this process.
 (c) Generation: time to the first byte of ``POST /generate`` (no retrieval), against the first
     delta of the same generator loaded in this process with the same prompt.
+(f) Search during ingestion (part ``ingesting``): ``POST /documentSearch`` p50/p99 while a 5 MB
+    Markdown document (1 MB with ``--quick``) is being ingested, beside idle search in the same
+    run (target: p99 <= 2 x idle).
 (g) Store size: after the ingestion part, once the server's store upkeep has run, the LanceDB
     directory's bytes on disk per byte of live chunk data (their Arrow size).
 
@@ -34,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from bench.rag import workload
+from bench.rag import search_under_ingestion, workload
 from bench.rag.servers import BenchError, base_url, rag_server, wait_ready
 from bench.ratelimit.servers import ServerProcess
 from handlers.rag.stores.upkeep import UPKEEP_DELAY, VERSION_RETENTION, disk_usage
@@ -316,6 +319,21 @@ async def bench_search(args: argparse.Namespace, tmp: Path, models: Path) -> Rep
     return Report(figures, verdicts)
 
 
+async def bench_search_during_ingestion(
+    args: argparse.Namespace, tmp: Path, models: Path
+) -> Report:
+    size = 1_000_000 if args.quick else 5_000_000
+    say(f"(f) search while a {size / 1e6:.0f} MB Markdown document is ingested, beside idle search")
+    with running(share_models(tmp / "search-ingesting", models), args.llm_model, tmp) as server:
+        async with httpx.AsyncClient(base_url=base_url(server), timeout=60) as client:
+            row = await search_under_ingestion.measure(client, document_bytes=size, say=say)
+    say(f"  {row.summary()}")
+    target = f"<= {search_under_ingestion.P99_RATIO_TARGET:.0f}"
+    return Report(
+        row.figures(), [Verdict("search p99 ingesting/idle", row.p99_ratio, target, row.passed)]
+    )
+
+
 # --------------------------------------------------------------------------- (c) generation
 
 
@@ -374,7 +392,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.rag", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer documents, queries, samples")
     parser.add_argument("--tiny", action="store_true", help="a tiny generator instead of SmolLM2")
-    parser.add_argument("--parts", default="ingest,search,generate", help="which parts to run")
+    parser.add_argument(
+        "--parts",
+        default="ingest,search,ingesting,generate",
+        help="which parts to run (of ingest, search, ingesting, generate)",
+    )
     parser.add_argument("--docs", type=int, help="documents uploaded per round (default 24)")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--concurrency", type=int, default=4, help="uploads in flight")
@@ -392,7 +414,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.samples = args.samples or (4 if quick else 10)
     args.sizes = [int(size) for size in args.sizes.split(",") if size]
     args.part_list = [part for part in args.parts.split(",") if part]
-    unknown = set(args.part_list) - {"ingest", "search", "generate"}
+    unknown = set(args.part_list) - {"ingest", "search", "ingesting", "generate"}
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     return args
@@ -407,7 +429,12 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Report]:
         args.llm_model = str(build_tiny_causal_lm(tmp / "tiny-lm"))
     else:
         args.llm_model = SMOLLM2
-    parts = {"ingest": bench_ingestion, "search": bench_search, "generate": bench_generation}
+    parts = {
+        "ingest": bench_ingestion,
+        "search": bench_search,
+        "ingesting": bench_search_during_ingestion,
+        "generate": bench_generation,
+    }
     return {name: await parts[name](args, tmp, models) for name in args.part_list}
 
 

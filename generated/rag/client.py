@@ -18,19 +18,32 @@ error body (``envelope``), ``request_id`` and, for 429, ``retry_after``:
 ``RagRateLimitError`` (429),
 ``RagServerError`` (5xx) and ``RagTimeoutError`` (a timeout, ``status`` 0);
 any other status raises ``RagError`` itself.
+
+Every call is retried (``RetryPolicy``: twice by default, with backoff and jitter, honouring
+``Retry-After``) after a 408, 429, 500, 502, 503, 504, connection failure or timeout when
+repeating it is safe (idempotent methods; POST and PATCH with an ``Idempotency-Key``). Every
+method takes ``timeout=`` (seconds) and ``max_retries=`` for that call.
+``client.with_raw_response.<method>(...)`` returns a ``RawResponse`` (status, headers,
+``parse()``). ``event_hooks`` (httpx's) see every attempt, for logging and tracing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins  # noqa: F401
-import datetime  # noqa: F401
+import datetime
+import email.utils
 import json
+import math
 import os
+import random
+import ssl
+import time
 import uuid  # noqa: F401
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Literal, Union  # noqa: F401
+from typing import IO, Any, Generic, Literal, TypeVar, Union  # noqa: F401
 
 import httpx
 from pydantic import BaseModel
@@ -41,6 +54,8 @@ __all__ = [
     "AsyncRagClient",
     "RagClient",
     "FileInput",
+    "RawResponse",
+    "RetryPolicy",
     "RagError",
     "RagValidationError",
     "RagAuthError",
@@ -54,6 +69,7 @@ __all__ = [
     "RagTimeoutError",
 ]
 
+T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 ENV_API_KEY = "RAG_API_KEY"
 ENV_BASE_URL = "RAG_BASE_URL"
@@ -243,6 +259,235 @@ def _file(name: str, value: FileInput) -> tuple[str, tuple[str, bytes | IO[bytes
     return name, (filename, content, guessed)
 
 
+# -- retries -----------------------------------------------------------------------------------
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Statuses worth sending a request again for: a timeout, a rate limit, a server failure."""
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
+"""Methods whose repeat does what one request does (RFC 9110 9.2.2); POST and PATCH are
+retried only with an ``Idempotency-Key`` header."""
+MAX_RETRIES_LIMIT = 10
+"""The most retries a client or a call may ask for: with the delay caps, a call stays bounded."""
+_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+"""Transport errors raised before the request left: retrying is safe for any method."""
+_SENT_ERRORS = (
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+)
+"""Transport errors after (part of) the request left: the server may have acted on it, so
+only an idempotent request (by method or by ``Idempotency-Key``) is retried."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When a failed request is sent again, and how long the client waits before.
+
+    A request is retried at most ``max_retries`` times (default 2, as the best generated SDKs)
+    after a 408, 429, 500, 502, 503 or 504 (not a status the operation documents as its
+    answer, such as a rate limit decision's 429 or a readiness 503), a connection failure or
+    a timeout, when the repeat is safe:
+
+    * a connection that could not be made (nothing was sent) is retried for every request;
+    * otherwise only an idempotent request: GET, HEAD, PUT, DELETE, OPTIONS, or a POST or
+      PATCH carrying an ``Idempotency-Key`` (the client sends one on every operation whose
+      spec declares the header; a retry resends the same key, so the server answers the
+      repeat with the first answer and acts once);
+    * a request with a file object (not bytes or a path) is retried only when the file is
+      seekable: it is rewound to where it was before each repeat.
+
+    The wait before retry ``n`` (0 for the first) is the server's ``Retry-After`` (seconds
+    or an HTTP date; ``retry-after-ms`` too) when it sends one; a wait longer than
+    ``max_retry_after`` (default 60 s) is not waited for: the error (``retry_after`` set) is
+    raised at once, for the caller to schedule. Without one, exponential backoff with equal
+    jitter: ``d = min(max_delay, initial_delay * 2**n)``, a random wait in ``[d/2, d]``.
+    A certificate that fails verification is never retried.
+    """
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        _check_retries(self.max_retries)
+        for name in ("initial_delay", "max_delay", "max_retry_after"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+                raise ValueError(f"RetryPolicy.{name} must be between 0 and 3600 seconds")
+        if self.initial_delay > self.max_delay:
+            raise ValueError("RetryPolicy.initial_delay must not exceed max_delay")
+
+    def backoff(self, retry: int, draw: Callable[[], float] = random.random) -> float:
+        """The wait before retry ``retry`` (0-based) without ``Retry-After``: between half and
+        all of ``min(max_delay, initial_delay * 2**retry)``; ``draw`` is in ``[0, 1)``."""
+        ceiling = min(self.max_delay, math.ldexp(self.initial_delay, min(max(retry, 0), 32)))
+        return ceiling / 2 + ceiling / 2 * draw()
+
+    def delay(self, retry: int, headers: Mapping[str, str] | None = None) -> float | None:
+        """The wait before retry ``retry``: the response's ``Retry-After`` if it has one (None
+        when that is over ``max_retry_after``: do not retry), else ``backoff(retry)``."""
+        asked = _retry_after(headers) if headers is not None else None
+        if asked is None:
+            return self.backoff(retry)
+        return asked if asked <= self.max_retry_after else None
+
+
+def _check_retries(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_retries must be an int, not {type(value).__name__}")
+    if not 0 <= value <= MAX_RETRIES_LIMIT:
+        raise ValueError(f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, not {value}")
+    return value
+
+
+def _check_timeout(value: float | httpx.Timeout | None) -> Any:
+    """A call's ``timeout`` for httpx: the client's default for ``None``."""
+    if value is None:
+        return httpx.USE_CLIENT_DEFAULT
+    if isinstance(value, httpx.Timeout):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e6:
+        raise ValueError(f"timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, ``Retry-After`` in seconds or as
+    an HTTP date), at least 0; ``None`` without a readable one."""
+    millis = headers.get("retry-after-ms", "")[:32]
+    try:
+        if millis and math.isfinite(float(millis)):
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after", "")[:64].strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _idempotent(request: _Request) -> bool:
+    return request.method in IDEMPOTENT_METHODS or any(
+        name.lower() == "idempotency-key" for name in request.headers
+    )
+
+
+def _bookmarks(request: _Request) -> list[tuple[IO[bytes], int]] | None:
+    """Where each file object of ``request`` starts, to rewind it before a repeat; ``None``
+    when one cannot be rewound (the request is then never repeated)."""
+    marks: list[tuple[IO[bytes], int]] = []
+    for _, (_, content, _) in request.files or []:
+        if isinstance(content, bytes):
+            continue
+        try:
+            if not content.seekable():
+                return None
+            marks.append((content, content.tell()))
+        except (AttributeError, OSError, ValueError):
+            return None
+    return marks
+
+
+def _rewind(marks: list[tuple[IO[bytes], int]]) -> None:
+    for content, position in marks:
+        content.seek(position)
+
+
+def _transport_retryable(request: _Request, error: httpx.TransportError) -> bool:
+    """Whether ``error`` may be retried for ``request`` (see ``RetryPolicy``)."""
+    cause: BaseException | None = error
+    for _ in range(8):  # httpx's error, httpcore's, then the ssl module's
+        if cause is None:
+            break
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return False  # a certificate that fails now fails again
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, _UNSENT_ERRORS):
+        return True
+    return isinstance(error, _SENT_ERRORS) and _idempotent(request)
+
+
+def _next_delay(
+    policy: RetryPolicy,
+    request: _Request,
+    retry: int,
+    retries: int,
+    marks: list[tuple[IO[bytes], int]] | None,
+    *,
+    response: httpx.Response | None = None,
+    error: httpx.TransportError | None = None,
+) -> float | None:
+    """The wait before sending ``request`` again after ``response`` or ``error``; ``None``:
+    do not (retries spent, not a retryable failure, not safe to repeat, or a long
+    ``Retry-After``)."""
+    if retry >= retries or marks is None:
+        return None
+    if response is not None:
+        if response.status_code not in RETRY_STATUSES or not _idempotent(request):
+            return None
+        return policy.delay(retry, response.headers)
+    if error is None or not _transport_retryable(request, error):
+        return None
+    return policy.backoff(retry)
+
+
+def _timed_out(error: httpx.TimeoutException) -> RagTimeoutError:
+    """What a call raises when its last attempt timed out (other transport errors propagate
+    as httpx raised them)."""
+    return RagTimeoutError(f"Request timed out: {error}", status=0)
+
+
+class RawResponse(Generic[T]):
+    """A call's HTTP response (``client.with_raw_response.<method>(...)``): ``status_code``,
+    ``headers``, ``request_id``, ``retries`` (how many times the request was sent again) and
+    ``http_response`` (the ``httpx.Response``); ``parse()`` gives what the method returns."""
+
+    def __init__(self, response: httpx.Response, parse: Callable[[httpx.Response], T]) -> None:
+        self.http_response = response
+        self._parse = parse
+
+    @property
+    def status_code(self) -> int:
+        return self.http_response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.http_response.headers
+
+    @property
+    def request_id(self) -> str | None:
+        value = self.http_response.headers.get("x-request-id")
+        return value if isinstance(value, str) else None
+
+    @property
+    def retries(self) -> int:
+        return int(self.http_response.extensions.get(RETRIES_EXTENSION, 0))
+
+    def parse(self) -> T:
+        """The body as the method without ``with_raw_response`` returns it."""
+        return self._parse(self.http_response)
+
+    def __repr__(self) -> str:
+        return f"<RawResponse [{self.status_code}]>"
+
+
+RETRIES_EXTENSION = "rag_client_retries"
+"""The ``httpx.Response.extensions`` key of how many retries a response took."""
+
+
 def _build_upload_document(file: FileInput) -> _Request:
     request = _Request("POST", "/uploadDocument")
     request.data = {}
@@ -281,6 +526,27 @@ def _build_delete_document(document_id: str) -> _Request:
     return request
 
 
+def _build_list_ingestion_jobs(*, limit: int | None = None) -> _Request:
+    request = _Request("GET", "/ingestionJobs")
+    if limit is not None:
+        request.params["limit"] = _text(limit)
+    return request
+
+
+def _build_create_ingestion_job(*, files: Mapping[str, FileInput] | None = None) -> _Request:
+    request = _Request("POST", "/ingestionJobs")
+    request.data = {}
+    request.files = []
+    for key, value in (files or {}).items():
+        request.files.append(_file(key, value))
+    return request
+
+
+def _build_get_ingestion_job(job_id: str) -> _Request:
+    request = _Request("GET", f"/ingestionJobs/{_segment(job_id)}")
+    return request
+
+
 def _build_health() -> _Request:
     request = _Request("GET", "/health")
     return request
@@ -306,6 +572,18 @@ def _parse_delete_document(response: httpx.Response) -> Any:
     return None
 
 
+def _parse_list_ingestion_jobs(response: httpx.Response) -> Any:
+    return [models.IngestionJob.model_validate(item) for item in response.json()]
+
+
+def _parse_create_ingestion_job(response: httpx.Response) -> Any:
+    return models.IngestionJob.model_validate(response.json())
+
+
+def _parse_get_ingestion_job(response: httpx.Response) -> Any:
+    return models.IngestionJob.model_validate(response.json())
+
+
 def _parse_health(response: httpx.Response) -> Any:
     return models.Health.model_validate(response.json())
 
@@ -327,13 +605,153 @@ def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, 
     return headers
 
 
+class _RawRagClient:
+    """``client.with_raw_response``: the client's methods answering a ``RawResponse`` (status,
+    headers, ``parse()``) instead of the parsed body; streamed methods are not among them."""
+
+    def __init__(self, client: RagClient) -> None:
+        self._client = client
+
+    def upload_document(
+        self,
+        file: FileInput,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.UploadResult]:
+        """POST /uploadDocument: Upload Document"""
+        request = _build_upload_document(file)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_upload_document)
+
+    def document_search(
+        self,
+        body: models.DocumentSearch | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.SearchResult]]:
+        """POST /documentSearch: Document Search"""
+        request = _build_document_search(body)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_document_search)
+
+    def list_documents(
+        self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.DocumentInfo]]:
+        """GET /documents: List Documents"""
+        request = _build_list_documents()
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_list_documents)
+
+    def delete_document(
+        self,
+        document_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[None]:
+        """DELETE /documents/{document_id}: Delete Document"""
+        request = _build_delete_document(document_id)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_delete_document)
+
+    def list_ingestion_jobs(
+        self,
+        *,
+        limit: int | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.IngestionJob]]:
+        """GET /ingestionJobs: List Ingestion Jobs"""
+        request = _build_list_ingestion_jobs(limit=limit)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_list_ingestion_jobs)
+
+    def create_ingestion_job(
+        self,
+        *,
+        files: Mapping[str, FileInput] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.IngestionJob]:
+        """POST /ingestionJobs: Create Ingestion Job"""
+        request = _build_create_ingestion_job(files=files)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_create_ingestion_job)
+
+    def get_ingestion_job(
+        self,
+        job_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.IngestionJob]:
+        """GET /ingestionJobs/{job_id}: Get Ingestion Job"""
+        request = _build_get_ingestion_job(job_id)
+        response = self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_get_ingestion_job)
+
+    def health(
+        self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.Health]:
+        """GET /health: Health"""
+        request = _build_health()
+        response = self._client._send(
+            request,
+            answers=(503,),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_health)
+
+
 class RagClient:
     """Client of Document retrieval and answer generation service.
 
     ``api_key`` (default ``$RAG_API_KEY``) is sent as a bearer token;
     ``base_url`` defaults to ``$RAG_BASE_URL``, else http://127.0.0.1:8000;
-    ``timeout_seconds`` bounds each request; ``verify_ssl=False`` accepts self-signed hosts;
-    ``transport`` replaces the network (e.g. ``httpx.MockTransport`` in tests).
+    ``timeout_seconds`` bounds each request (each method's ``timeout=`` overrides it for a
+    call); ``verify_ssl=False`` accepts self-signed hosts; ``transport`` replaces the network
+    (e.g. ``httpx.MockTransport`` in tests). ``max_retries``
+    (default 2) and ``retry`` (a ``RetryPolicy``: its delays) say how failed requests are
+    retried; each method's ``max_retries=`` overrides it for a call. ``event_hooks`` are
+    httpx's (``{"request": [...], "response": [...]}``, called for every attempt):
+    the place for logging and tracing; ``http_client`` is the underlying ``httpx.Client``.
     """
 
     def __init__(
@@ -345,17 +763,32 @@ class RagClient:
         *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        event_hooks: Mapping[str, Sequence[Callable[..., Any]]] | None = None,
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
         self.timeout_seconds = timeout_seconds
+        policy = retry if retry is not None else RetryPolicy()
+        if max_retries is not None:
+            policy = replace(policy, max_retries=_check_retries(max_retries))
+        self.retry = policy
         self._http = httpx.Client(
             base_url=url,
             headers=_headers(key, headers),
             timeout=timeout_seconds,
             verify=verify_ssl,
             transport=transport,
+            event_hooks={name: builtins.list(hooks) for name, hooks in (event_hooks or {}).items()},
         )
+        self.with_raw_response = _RawRagClient(self)
+
+    @property
+    def http_client(self) -> httpx.Client:
+        """The ``httpx.Client`` under this client (e.g. for OpenTelemetry's
+        ``HTTPXClientInstrumentor.instrument_client``)."""
+        return self._http
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -367,92 +800,382 @@ class RagClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
-        """The response; raises the typed error of a non-2xx status, except ``answers``
-        (statuses whose body is the operation's success body)."""
-        try:
-            response = self._http.request(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            )
-        except httpx.TimeoutException as exc:
-            raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400 and response.status_code not in answers:
-            raise _error(response)
-        return response
+    def _sleep(self, seconds: float) -> None:
+        """Wait before a retry (a method of its own so that a test can record the waits)."""
+        time.sleep(seconds)
 
-    def _iter(self, request: _Request, *, text: bool) -> Iterator[Any]:
-        """Yield a streamed response's chunks as they arrive (text decoded incrementally)."""
-        try:
-            with self._http.stream(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            ) as response:
-                if response.status_code >= 400:
-                    response.read()
+    def _send(
+        self,
+        request: _Request,
+        answers: tuple[int, ...] = (),
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """The response, after the retries ``RetryPolicy`` allows; raises the typed error of
+        a non-2xx status, except ``answers`` (statuses whose body is the operation's success
+        body, never retried)."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        while True:
+            try:
+                response = self._http.request(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                )
+            except httpx.TransportError as exc:
+                delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            else:
+                if response.status_code < 400 or response.status_code in answers:
+                    response.extensions[RETRIES_EXTENSION] = retry
+                    return response
+                delay = _next_delay(self.retry, request, retry, retries, marks, response=response)
+                if delay is None:
                     raise _error(response)
-                yield from (response.iter_text() if text else response.iter_bytes())
-        except httpx.TimeoutException as exc:
-            raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
+            retry += 1
+            self._sleep(delay)
+            _rewind(marks or [])
+
+    def _iter(
+        self,
+        request: _Request,
+        *,
+        text: bool,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> Iterator[Any]:
+        """Yield a streamed response's chunks as they arrive (text decoded incrementally);
+        retried as ``_send`` until the response starts, never once a chunk was yielded."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        started = False
+        while True:
+            try:
+                with self._http.stream(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                ) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        delay = _next_delay(
+                            self.retry, request, retry, retries, marks, response=response
+                        )
+                        if delay is None:
+                            raise _error(response)
+                    else:
+                        started = True
+                        yield from (response.iter_text() if text else response.iter_bytes())
+                        return
+            except httpx.TransportError as exc:
+                delay = None
+                if not started:
+                    delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            retry += 1
+            self._sleep(delay)
+            _rewind(marks or [])
 
     def upload_document(
         self,
         file: FileInput,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.UploadResult:
         """POST /uploadDocument: Upload Document"""
         request = _build_upload_document(file)
-        return _parse_upload_document(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_upload_document(response)  # type: ignore[no-any-return]
 
     def generate(
         self,
         body: models.Prompt | Mapping[str, Any],
         *,
         accept: str = "text/plain",
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> Iterator[str]:
         """POST /generate: Generate Answer"""
         request = _build_generate(body, accept=accept)
-        return self._iter(request, text=True)
+        return self._iter(
+            request,
+            text=True,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     def document_search(
         self,
         body: models.DocumentSearch | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> builtins.list[models.SearchResult]:
         """POST /documentSearch: Document Search"""
         request = _build_document_search(body)
-        return _parse_document_search(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_document_search(response)  # type: ignore[no-any-return]
 
     def list_documents(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> builtins.list[models.DocumentInfo]:
         """GET /documents: List Documents"""
         request = _build_list_documents()
-        return _parse_list_documents(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_list_documents(response)  # type: ignore[no-any-return]
 
     def delete_document(
         self,
         document_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> None:
         """DELETE /documents/{document_id}: Delete Document"""
         request = _build_delete_document(document_id)
-        return _parse_delete_document(self._send(request))  # type: ignore[no-any-return]
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_delete_document(response)  # type: ignore[no-any-return]
+
+    def list_ingestion_jobs(
+        self,
+        *,
+        limit: int | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> builtins.list[models.IngestionJob]:
+        """GET /ingestionJobs: List Ingestion Jobs"""
+        request = _build_list_ingestion_jobs(limit=limit)
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_list_ingestion_jobs(response)  # type: ignore[no-any-return]
+
+    def create_ingestion_job(
+        self,
+        *,
+        files: Mapping[str, FileInput] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> models.IngestionJob:
+        """POST /ingestionJobs: Create Ingestion Job"""
+        request = _build_create_ingestion_job(files=files)
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_create_ingestion_job(response)  # type: ignore[no-any-return]
+
+    def get_ingestion_job(
+        self,
+        job_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> models.IngestionJob:
+        """GET /ingestionJobs/{job_id}: Get Ingestion Job"""
+        request = _build_get_ingestion_job(job_id)
+        response = self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_get_ingestion_job(response)  # type: ignore[no-any-return]
 
     def health(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.Health:
         """GET /health: Health"""
         request = _build_health()
-        response = self._send(request, answers=(503,))
+        response = self._send(
+            request,
+            answers=(503,),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
         return _parse_health(response)  # type: ignore[no-any-return]
+
+
+class _AsyncRawRagClient:
+    """``client.with_raw_response``: the client's methods answering a ``RawResponse`` (status,
+    headers, ``parse()``) instead of the parsed body; streamed methods are not among them."""
+
+    def __init__(self, client: AsyncRagClient) -> None:
+        self._client = client
+
+    async def upload_document(
+        self,
+        file: FileInput,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.UploadResult]:
+        """POST /uploadDocument: Upload Document"""
+        request = _build_upload_document(file)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_upload_document)
+
+    async def document_search(
+        self,
+        body: models.DocumentSearch | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.SearchResult]]:
+        """POST /documentSearch: Document Search"""
+        request = _build_document_search(body)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_document_search)
+
+    async def list_documents(
+        self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.DocumentInfo]]:
+        """GET /documents: List Documents"""
+        request = _build_list_documents()
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_list_documents)
+
+    async def delete_document(
+        self,
+        document_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[None]:
+        """DELETE /documents/{document_id}: Delete Document"""
+        request = _build_delete_document(document_id)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_delete_document)
+
+    async def list_ingestion_jobs(
+        self,
+        *,
+        limit: int | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[builtins.list[models.IngestionJob]]:
+        """GET /ingestionJobs: List Ingestion Jobs"""
+        request = _build_list_ingestion_jobs(limit=limit)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_list_ingestion_jobs)
+
+    async def create_ingestion_job(
+        self,
+        *,
+        files: Mapping[str, FileInput] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.IngestionJob]:
+        """POST /ingestionJobs: Create Ingestion Job"""
+        request = _build_create_ingestion_job(files=files)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_create_ingestion_job)
+
+    async def get_ingestion_job(
+        self,
+        job_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.IngestionJob]:
+        """GET /ingestionJobs/{job_id}: Get Ingestion Job"""
+        request = _build_get_ingestion_job(job_id)
+        response = await self._client._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_get_ingestion_job)
+
+    async def health(
+        self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> RawResponse[models.Health]:
+        """GET /health: Health"""
+        request = _build_health()
+        response = await self._client._send(
+            request,
+            answers=(503,),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return RawResponse(response, _parse_health)
 
 
 class AsyncRagClient:
@@ -460,8 +1183,13 @@ class AsyncRagClient:
 
     ``api_key`` (default ``$RAG_API_KEY``) is sent as a bearer token;
     ``base_url`` defaults to ``$RAG_BASE_URL``, else http://127.0.0.1:8000;
-    ``timeout_seconds`` bounds each request; ``verify_ssl=False`` accepts self-signed hosts;
-    ``transport`` replaces the network (e.g. ``httpx.ASGITransport`` in tests).
+    ``timeout_seconds`` bounds each request (each method's ``timeout=`` overrides it for a
+    call); ``verify_ssl=False`` accepts self-signed hosts; ``transport`` replaces the network
+    (e.g. ``httpx.ASGITransport`` in tests). ``max_retries``
+    (default 2) and ``retry`` (a ``RetryPolicy``: its delays) say how failed requests are
+    retried; each method's ``max_retries=`` overrides it for a call. ``event_hooks`` are
+    httpx's (``{"request": [...], "response": [...]}``, called for every attempt, awaited):
+    the place for logging and tracing; ``http_client`` is the underlying ``httpx.AsyncClient``.
     """
 
     def __init__(
@@ -473,17 +1201,32 @@ class AsyncRagClient:
         *,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        event_hooks: Mapping[str, Sequence[Callable[..., Any]]] | None = None,
     ) -> None:
         key, url = _settings(api_key, base_url)
         self.base_url = url
         self.timeout_seconds = timeout_seconds
+        policy = retry if retry is not None else RetryPolicy()
+        if max_retries is not None:
+            policy = replace(policy, max_retries=_check_retries(max_retries))
+        self.retry = policy
         self._http = httpx.AsyncClient(
             base_url=url,
             headers=_headers(key, headers),
             timeout=timeout_seconds,
             verify=verify_ssl,
             transport=transport,
+            event_hooks={name: builtins.list(hooks) for name, hooks in (event_hooks or {}).items()},
         )
+        self.with_raw_response = _AsyncRawRagClient(self)
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` under this client (e.g. for OpenTelemetry's
+        ``HTTPXClientInstrumentor.instrument_client``)."""
+        return self._http
 
     async def close(self) -> None:
         """Close the connection pool."""
@@ -495,91 +1238,246 @@ class AsyncRagClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _send(self, request: _Request, answers: tuple[int, ...] = ()) -> httpx.Response:
-        """The response; raises the typed error of a non-2xx status, except ``answers``
-        (statuses whose body is the operation's success body)."""
-        try:
-            response = await self._http.request(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            )
-        except httpx.TimeoutException as exc:
-            raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
-        if response.status_code >= 400 and response.status_code not in answers:
-            raise _error(response)
-        return response
+    async def _sleep(self, seconds: float) -> None:
+        """Wait before a retry (a method of its own so that a test can record the waits)."""
+        await asyncio.sleep(seconds)
 
-    async def _iter(self, request: _Request, *, text: bool) -> AsyncIterator[Any]:
-        """Yield a streamed response's chunks as they arrive (text decoded incrementally)."""
-        try:
-            async with self._http.stream(
-                request.method,
-                request.path,
-                params=request.params,
-                headers=request.headers,
-                content=request.content,
-                data=request.data,
-                files=request.files,
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
+    async def _send(
+        self,
+        request: _Request,
+        answers: tuple[int, ...] = (),
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """The response, after the retries ``RetryPolicy`` allows; raises the typed error of
+        a non-2xx status, except ``answers`` (statuses whose body is the operation's success
+        body, never retried)."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                )
+            except httpx.TransportError as exc:
+                delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            else:
+                if response.status_code < 400 or response.status_code in answers:
+                    response.extensions[RETRIES_EXTENSION] = retry
+                    return response
+                delay = _next_delay(self.retry, request, retry, retries, marks, response=response)
+                if delay is None:
                     raise _error(response)
-                chunks = response.aiter_text() if text else response.aiter_bytes()
-                async for chunk in chunks:
-                    yield chunk
-        except httpx.TimeoutException as exc:
-            raise RagTimeoutError(f"Request timed out: {exc}", status=0) from exc
+            retry += 1
+            await self._sleep(delay)
+            _rewind(marks or [])
+
+    async def _iter(
+        self,
+        request: _Request,
+        *,
+        text: bool,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> AsyncIterator[Any]:
+        """Yield a streamed response's chunks as they arrive (text decoded incrementally);
+        retried as ``_send`` until the response starts, never once a chunk was yielded."""
+        limit = _check_timeout(timeout)
+        retries = self.retry.max_retries if max_retries is None else _check_retries(max_retries)
+        marks = _bookmarks(request)
+        retry = 0
+        started = False
+        while True:
+            try:
+                async with self._http.stream(
+                    request.method,
+                    request.path,
+                    params=request.params,
+                    headers=request.headers,
+                    content=request.content,
+                    data=request.data,
+                    files=request.files,
+                    timeout=limit,
+                ) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        delay = _next_delay(
+                            self.retry, request, retry, retries, marks, response=response
+                        )
+                        if delay is None:
+                            raise _error(response)
+                    else:
+                        started = True
+                        chunks = response.aiter_text() if text else response.aiter_bytes()
+                        async for chunk in chunks:
+                            yield chunk
+                        return
+            except httpx.TransportError as exc:
+                delay = None
+                if not started:
+                    delay = _next_delay(self.retry, request, retry, retries, marks, error=exc)
+                if delay is None:
+                    if isinstance(exc, httpx.TimeoutException):
+                        raise _timed_out(exc) from exc
+                    raise
+            retry += 1
+            await self._sleep(delay)
+            _rewind(marks or [])
 
     async def upload_document(
         self,
         file: FileInput,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.UploadResult:
         """POST /uploadDocument: Upload Document"""
         request = _build_upload_document(file)
-        return _parse_upload_document(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_upload_document(response)  # type: ignore[no-any-return]
 
     def generate(
         self,
         body: models.Prompt | Mapping[str, Any],
         *,
         accept: str = "text/plain",
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> AsyncIterator[str]:
         """POST /generate: Generate Answer"""
         request = _build_generate(body, accept=accept)
-        return self._iter(request, text=True)
+        return self._iter(
+            request,
+            text=True,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     async def document_search(
         self,
         body: models.DocumentSearch | Mapping[str, Any],
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> builtins.list[models.SearchResult]:
         """POST /documentSearch: Document Search"""
         request = _build_document_search(body)
-        return _parse_document_search(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_document_search(response)  # type: ignore[no-any-return]
 
     async def list_documents(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> builtins.list[models.DocumentInfo]:
         """GET /documents: List Documents"""
         request = _build_list_documents()
-        return _parse_list_documents(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_list_documents(response)  # type: ignore[no-any-return]
 
     async def delete_document(
         self,
         document_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> None:
         """DELETE /documents/{document_id}: Delete Document"""
         request = _build_delete_document(document_id)
-        return _parse_delete_document(await self._send(request))  # type: ignore[no-any-return]
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_delete_document(response)  # type: ignore[no-any-return]
+
+    async def list_ingestion_jobs(
+        self,
+        *,
+        limit: int | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> builtins.list[models.IngestionJob]:
+        """GET /ingestionJobs: List Ingestion Jobs"""
+        request = _build_list_ingestion_jobs(limit=limit)
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_list_ingestion_jobs(response)  # type: ignore[no-any-return]
+
+    async def create_ingestion_job(
+        self,
+        *,
+        files: Mapping[str, FileInput] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> models.IngestionJob:
+        """POST /ingestionJobs: Create Ingestion Job"""
+        request = _build_create_ingestion_job(files=files)
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_create_ingestion_job(response)  # type: ignore[no-any-return]
+
+    async def get_ingestion_job(
+        self,
+        job_id: str,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
+    ) -> models.IngestionJob:
+        """GET /ingestionJobs/{job_id}: Get Ingestion Job"""
+        request = _build_get_ingestion_job(job_id)
+        response = await self._send(
+            request,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        return _parse_get_ingestion_job(response)  # type: ignore[no-any-return]
 
     async def health(
         self,
+        *,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int | None = None,
     ) -> models.Health:
         """GET /health: Health"""
         request = _build_health()
-        response = await self._send(request, answers=(503,))
+        response = await self._send(
+            request,
+            answers=(503,),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
         return _parse_health(response)  # type: ignore[no-any-return]

@@ -65,6 +65,30 @@ class RagHandlers(Protocol):
         """DELETE /documents/{document_id}: Delete Document"""
         ...
 
+    async def list_ingestion_jobs(
+        self,
+        *,
+        limit: int = 100,
+    ) -> list[models.IngestionJob] | Response:
+        """GET /ingestionJobs: List Ingestion Jobs"""
+        ...
+
+    async def create_ingestion_job(
+        self,
+        *,
+        files: Mapping[str, UploadFile],
+    ) -> models.IngestionJob | Response:
+        """POST /ingestionJobs: Create Ingestion Job"""
+        ...
+
+    async def get_ingestion_job(
+        self,
+        *,
+        job_id: str,
+    ) -> models.IngestionJob | Response:
+        """GET /ingestionJobs/{job_id}: Get Ingestion Job"""
+        ...
+
     async def health(
         self,
     ) -> models.Health | Response:

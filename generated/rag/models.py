@@ -333,6 +333,86 @@ class Health(BaseModel):
     ]
 
 
+class BodyCreateIngestionJob(RootModel[dict[str, bytes]]):
+    """
+    The files of an ingestion job: 1 to 32 file parts, each under a name of its own (the
+    part names are not kept; each file's own file name is its stored name).
+
+    """
+
+    root: Annotated[dict[str, bytes], Field(max_length=32, min_length=1)]
+
+
+class IngestionJobState(StrEnum):
+    """
+    `queued` (no file started), `running`, then `succeeded` (every file stored),
+    `partly_failed` (some stored, some refused) or `failed` (none stored).
+
+    """
+
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    partly_failed = "partly_failed"
+    failed = "failed"
+
+
+class IngestionFileState(StrEnum):
+    """
+    `queued`, `running` (being extracted, chunked and embedded), then `stored` or `failed`.
+    """
+
+    queued = "queued"
+    running = "running"
+    stored = "stored"
+    failed = "failed"
+
+
+class IngestionFile(BaseModel):
+    """
+    One file of an ingestion job.
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    filename: Annotated[
+        str,
+        Field(
+            description="The stored file name (as `/uploadDocument` makes it; may be empty, then the file fails).",
+            title="Filename",
+        ),
+    ]
+    bytes: Annotated[
+        StrictInt,
+        Field(description="Size of the file as received.", ge=0, title="Bytes"),
+    ]
+    state: IngestionFileState
+    chunks_done: Annotated[
+        StrictInt,
+        Field(description="Chunks embedded so far.", ge=0, title="Chunks Done"),
+    ]
+    chunks_total: Annotated[
+        StrictInt | None,
+        Field(
+            description="Chunks the file was cut into; null until it has been chunked.",
+            ge=0,
+            title="Chunks Total",
+        ),
+    ]
+    document_id: Annotated[
+        str | None,
+        Field(description="Id of the stored document once `stored`.", title="Document Id"),
+    ]
+    error: Annotated[
+        str | None,
+        Field(
+            description="Why the file was refused (the message `/uploadDocument` gives in its 422 or 413) once `failed`.",
+            title="Error",
+        ),
+    ]
+
+
 class HTTPError(BaseModel):
     """
     Body of an error that is not about invalid input (FastAPI's `HTTPException`).
@@ -357,6 +437,66 @@ class ValidationError(BaseModel):
     loc: Annotated[list[str | StrictInt], Field(title="Location")]
     msg: Annotated[str, Field(title="Message")]
     type: Annotated[str, Field(title="Error Type")]
+
+
+class IngestionJob(BaseModel):
+    """
+    An ingestion job. `state`: `queued` (no file started), `running`, then `succeeded`
+    (every file stored), `partly_failed` (some stored, some refused) or `failed` (none
+    stored). A job interrupted by a restart resumes from its spooled files.
+
+    """
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    job_id: Annotated[
+        str,
+        Field(description="Id of the job (`GET /ingestionJobs/{job_id}`).", title="Job Id"),
+    ]
+    state: IngestionJobState
+    created_at: Annotated[
+        AwareDatetime,
+        Field(description="When the job was accepted.", title="Created At"),
+    ]
+    started_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="When its first file started; null while queued.",
+            title="Started At",
+        ),
+    ]
+    finished_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="When its last file ended; null until then.",
+            title="Finished At",
+        ),
+    ]
+    chunks_done: Annotated[
+        StrictInt,
+        Field(
+            description="Chunks embedded so far, over all its files.",
+            ge=0,
+            title="Chunks Done",
+        ),
+    ]
+    chunks_total: Annotated[
+        StrictInt | None,
+        Field(
+            description="Chunks of all its files that were chunked (failed files count their chunks done); null until every file has been chunked or has failed.",
+            ge=0,
+            title="Chunks Total",
+        ),
+    ]
+    error: Annotated[
+        str | None,
+        Field(
+            description="Null unless some file failed (`2 of 3 files could not be stored`); each file says why.",
+            title="Error",
+        ),
+    ]
+    files: Annotated[list[IngestionFile], Field(max_length=32, title="Files")]
 
 
 class HTTPValidationError(BaseModel):

@@ -59,6 +59,7 @@ _GENERATE_BODY = TypeAdapter(models.Prompt)
 _DOCUMENT_SEARCH_BODY = TypeAdapter(models.DocumentSearch)
 
 _UPLOAD_DOCUMENT_FORM = (FormField("file", "file", True),)
+_CREATE_INGESTION_JOB_FORM = (FormField("files", "files", False),)
 
 
 @Resource("")
@@ -157,6 +158,63 @@ class RagRoutes:
         """DELETE /documents/{document_id}"""
         result = await self._handlers.delete_document(document_id=document_id)
         return success(result, 204, None)
+
+    @Get(
+        "/ingestionJobs",
+        status=200,
+        operation_id="list_ingestion_jobs",
+        produces=("application/json",),
+    )
+    async def list_ingestion_jobs(
+        self,
+        request: Request,
+        limit: Annotated[int, Param("limit"), Field(ge=1, le=1000)] = 100,
+    ) -> Response:
+        """GET /ingestionJobs"""
+        result = await self._handlers.list_ingestion_jobs(limit=limit)
+        return success(result, 200, None)
+
+    @Post(
+        "/ingestionJobs",
+        status=202,
+        operation_id="create_ingestion_job",
+        produces=("application/json",),
+        consumes=("multipart/form-data", "application/x-www-form-urlencoded"),
+    )
+    async def create_ingestion_job(
+        self,
+        request: Request,
+        payload: Annotated[object, Entity],
+    ) -> Response:
+        """POST /ingestionJobs"""
+        body, form = bind_payload(
+            request.headers.get("content-type"),
+            payload,
+            json_adapter=None,
+            form_fields=_CREATE_INGESTION_JOB_FORM,
+            json_field=None,
+        )
+        result = await self._handlers.create_ingestion_job(
+            files=cast("Mapping[str, UploadFile]", form["files"])
+        )
+        return success(result, 202, None)
+
+    @Get(
+        "/ingestionJobs/{job_id:[A-Za-z0-9-]+}",
+        status=200,
+        operation_id="get_ingestion_job",
+        produces=("application/json",),
+    )
+    async def get_ingestion_job(
+        self,
+        request: Request,
+        job_id: Annotated[
+            str, Param("job_id"), Field(min_length=1, max_length=64, pattern="^[A-Za-z0-9-]+$")
+        ],
+    ) -> Response:
+        """GET /ingestionJobs/{job_id}"""
+        result = await self._handlers.get_ingestion_job(job_id=job_id)
+        return success(result, 200, None)
 
     @Get(
         "/health",

@@ -5,15 +5,23 @@ one over the limit a 413 (``file_too_large``), an unknown document a 404, and a 
 component is not ready within the readiness timeout a 503. A client that goes away before it
 sent the whole body (an upload cut off) is an ordinary event: one INFO line
 (:func:`log_client_disconnects`), no error.
+
+A client that goes away after sending its upload but before the answer cancels the upload:
+the handler polls the request (made visible to it by the filter) every
+:data:`DISCONNECT_POLL_SECONDS` while the service ingests, cancels the ingestion, and logs one
+INFO line; nothing is stored unless the store write, the last step, had already begun (it then
+completes). Ingestion jobs (``/ingestionJobs``) are the way to upload without waiting.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping
 from contextlib import aclosing, contextmanager
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from starlette.datastructures import UploadFile
 
@@ -21,16 +29,38 @@ from generated.rag import models
 from handlers.rag.components import NotReady
 from handlers.rag.documents import DocumentRecord, SearchHit
 from handlers.rag.generation.base import Finish, GenerationError, Sampling
+from handlers.rag.ingestion_jobs import (
+    MAX_JOB_FILES,
+    IngestionJobs,
+    Job,
+    NewFile,
+    QueueFull,
+    SpoolFailed,
+)
 from handlers.rag.service import Answer, RagService, UploadRejected, UploadTooLarge
 from webrest import BadRequest, ErrorDetail, FilterChain, HttpError, Request, Response
 
-__all__ = ["EVENT_STREAM", "TEXT_PLAIN", "RagHttpHandlers", "log_client_disconnects"]
+__all__ = [
+    "DISCONNECT_POLL_SECONDS",
+    "EVENT_STREAM",
+    "TEXT_PLAIN",
+    "RagHttpHandlers",
+    "job_info",
+    "log_client_disconnects",
+]
 
 log = logging.getLogger("rag.http")
 
 EVENT_STREAM = "text/event-stream"
 TEXT_PLAIN = "text/plain; charset=utf-8"
 UPLOAD_MESSAGE = "File uploaded successfully"
+DISCONNECT_POLL_SECONDS = 0.25
+"""How often an upload being ingested checks that its client is still there."""
+
+T = TypeVar("T")
+_REQUEST: ContextVar[Request | None] = ContextVar("rag_request", default=None)
+"""The request being handled, set by :func:`log_client_disconnects` for the handlers."""
+_UPLOAD_CANCELLED = "rag.upload_cancelled"
 
 
 def search_result(hit: SearchHit) -> models.SearchResult:
@@ -51,6 +81,33 @@ def document_info(record: DocumentRecord) -> models.DocumentInfo:
         filename=record.filename,
         chunks=record.chunks,
         uploaded_at=record.uploaded_at,
+    )
+
+
+def job_info(job: Job) -> models.IngestionJob:
+    return models.IngestionJob.model_validate(
+        {
+            "job_id": job.job_id,
+            "state": job.state,
+            "created_at": job.created_at,
+            "started_at": job.started_at,
+            "finished_at": job.finished_at,
+            "chunks_done": job.chunks_done,
+            "chunks_total": job.chunks_total,
+            "error": job.error,
+            "files": [
+                {
+                    "filename": entry.filename,
+                    "bytes": entry.bytes,
+                    "state": entry.state,
+                    "chunks_done": entry.chunks_done,
+                    "chunks_total": entry.chunks_total,
+                    "document_id": entry.document_id,
+                    "error": entry.error,
+                }
+                for entry in job.files
+            ],
+        }
     )
 
 
@@ -77,15 +134,18 @@ def _unavailable_while_not_ready() -> Iterator[None]:
 class RagHttpHandlers:
     """The ``RagHandlers`` of the service."""
 
-    def __init__(self, service: RagService) -> None:
+    def __init__(self, service: RagService, jobs: IngestionJobs) -> None:
         self.service = service
+        self.jobs = jobs
 
     async def upload_document(self, *, file: UploadFile) -> models.UploadResult | Response:
         size = file.size if file.size is not None else _size_of(file)
         await file.seek(0)
         try:
             with _unavailable_while_not_ready():
-                record = await self.service.upload(file.file, file.filename, size)
+                record = await _cancelled_if_client_leaves(
+                    self.service.upload(file.file, file.filename, size), file.filename
+                )
         except UploadTooLarge as error:
             raise HttpError(413, str(error)) from None
         except UploadRejected as error:
@@ -133,6 +193,50 @@ class RagHttpHandlers:
             raise HttpError(404, "Not Found")
         return None
 
+    async def create_ingestion_job(
+        self, *, files: Mapping[str, UploadFile]
+    ) -> models.IngestionJob | Response:
+        if not files:
+            detail = ErrorDetail(
+                ("body",), "Value error, at least one file part is required", "value_error"
+            )
+            raise BadRequest("No files", [detail])
+        if len(files) > MAX_JOB_FILES:
+            detail = ErrorDetail(
+                ("body",),
+                f"Value error, at most {MAX_JOB_FILES} files per job, got {len(files)}",
+                "value_error",
+            )
+            raise BadRequest("Too many files", [detail])
+        new_files = []
+        for upload in files.values():
+            size = upload.size if upload.size is not None else _size_of(upload)
+            await upload.seek(0)
+            new_files.append(NewFile(upload.filename, upload.file, size))
+        try:
+            job = await self.jobs.submit(new_files)
+        except QueueFull as error:
+            return (
+                Response.status(429)
+                .type("application/json")
+                .header("retry-after", str(error.retry_after))
+                .entity({"detail": str(error)})
+            )
+        except SpoolFailed:
+            raise HttpError(503, "Service Unavailable") from None
+        return job_info(job)
+
+    async def get_ingestion_job(self, *, job_id: str) -> models.IngestionJob | Response:
+        job = await self.jobs.get(job_id)
+        if job is None:
+            raise HttpError(404, "Not Found")
+        return job_info(job)
+
+    async def list_ingestion_jobs(
+        self, *, limit: int = 100
+    ) -> list[models.IngestionJob] | Response:
+        return [job_info(job) for job in await self.jobs.recent(limit)]
+
     async def health(self) -> models.Health | Response:
         status, components = self.service.health()
         health = models.Health.model_validate({"status": status, "components": components})
@@ -144,15 +248,66 @@ class RagHttpHandlers:
 async def log_client_disconnects(request: Request, chain: FilterChain) -> Response:
     """A filter: a request whose client went away before the end of its body (webrest answers
     it with a 400, rendered as this API's 422, that nobody receives) is logged in one INFO
-    line. Only refused requests (4xx) are checked, so others pay nothing but the call."""
-    response = await chain.proceed(request)
-    if 400 <= response.status_code < 500 and await request.is_disconnected():
+    line. Only refused requests (4xx) are checked, so others pay nothing but the call. It
+    also makes the request visible to the handlers (an upload watches for its client leaving:
+    :func:`_cancelled_if_client_leaves`, which logs its own line)."""
+    token = _REQUEST.set(request)
+    try:
+        response = await chain.proceed(request)
+    except HttpError as error:  # refused by a later filter (which reads the body)
+        await _log_if_disconnected(request, error.status)
+        raise
+    finally:
+        _REQUEST.reset(token)
+    await _log_if_disconnected(request, response.status_code)
+    return response
+
+
+async def _log_if_disconnected(request: Request, status: int) -> None:
+    if request.value(_UPLOAD_CANCELLED) or not 400 <= status < 500:
+        return
+    if await request.is_disconnected():
         log.info(
             "client disconnected before the end of the request body: %s %s",
             request.method,
             request.url.path,
         )
-    return response
+
+
+JOBS_PATH = "/ingestionJobs"
+
+
+async def _cancelled_if_client_leaves(work: Awaitable[T], filename: str | None) -> T:
+    """``work``'s result, or, when the client of the request being handled disconnects first,
+    ``work`` cancelled, one INFO line, and a 400 that nobody receives. Checked every
+    :data:`DISCONNECT_POLL_SECONDS` (the body is read already: polling cannot take a part of
+    it); without a request (a direct call), ``work`` simply runs."""
+    request = _REQUEST.get()
+    if request is None:
+        return await work
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                break
+        task.cancel()
+        await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved: nobody receives the answer either way
+    finally:
+        if not task.done():  # this handler itself was cancelled (the server stops)
+            task.cancel()
+    request.pass_value(_UPLOAD_CANCELLED, True)
+    log.info(
+        "client disconnected before the answer: %s %s cancelled (filename=%s)",
+        request.method,
+        request.url.path,
+        filename,
+    )
+    raise HttpError(400, "The client disconnected; the upload was cancelled")
 
 
 def _size_of(file: UploadFile) -> int:

@@ -42,6 +42,7 @@ from handlers.rag.generation.base import Generator
 from handlers.rag.http import RagHttpHandlers, log_client_disconnects
 from handlers.rag.ingest.base import Embedder
 from handlers.rag.ingest.parse_runner import ParseLimits, ParseRunner
+from handlers.rag.ingestion_jobs import IngestionJobs, JobOptions
 from handlers.rag.model_loading import import_serially
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
 from handlers.rag.settings import Settings
@@ -79,6 +80,8 @@ def load_embedder(settings: Settings) -> Embedder:
         threads=settings.torch_threads,
         runtime=settings.embedding_runtime,
         cache_dir=settings.data_dir / "models",
+        background_tokens=settings.embed_background_tokens,
+        background_nice=settings.embed_background_nice,
     )
     check_chunk_window(embedder, settings.chunk_tokens)
     return embedder
@@ -144,17 +147,33 @@ def service_options(settings: Settings) -> ServiceOptions:
     )
 
 
+def job_options(settings: Settings) -> JobOptions:
+    return JobOptions(
+        directory=settings.data_dir / "jobs",
+        concurrency=settings.ingest_concurrency,
+        queue_files=settings.ingest_queue_limit,
+        queue_bytes=settings.ingest_queue_bytes,
+        retention_seconds=settings.ingest_job_retention,
+    )
+
+
 def create_rag_app(
     service: RagService,
     max_upload_bytes: int,
     *,
+    jobs: IngestionJobs | None = None,
     ready_before_serving: bool = False,
     docs: bool = True,
 ) -> Application:
     """The HTTP application over ``service``: components load when it starts (its lifespan)
-    or at the first request, and are closed when it stops. ``ready_before_serving``: its
-    startup waits until no component is loading any more (the server does not: it answers
-    ``/health`` while the models load). ``docs``: Swagger UI at ``/docs``."""
+    or at the first request, and are closed when it stops; so is the ingestion job runner
+    ``jobs`` (by default one with the default bounds in ``jobs/`` beside the upload spool),
+    which resumes the unfinished jobs it finds. ``ready_before_serving``: its startup waits
+    until no component is loading any more (the server does not: it answers ``/health``
+    while the models load). ``docs``: Swagger UI at ``/docs``."""
+    runner = jobs or IngestionJobs(
+        service, JobOptions(directory=service.options.upload_dir.with_name("jobs"))
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Application) -> AsyncIterator[None]:
@@ -162,17 +181,19 @@ def create_rag_app(
         parse_runner = service.options.parse_runner
         if parse_runner is not None:  # its spare parse process starts loading its libraries
             parse_runner.warm_up()
+        await runner.start()
         if ready_before_serving:
             await service.components.wait_ready()
         try:
             yield
         finally:
+            await runner.close()
             await service.components.close()
             if parse_runner is not None:
                 parse_runner.close()
 
     app = create_app(
-        RagHttpHandlers(service),
+        RagHttpHandlers(service, runner),
         max_body_size=max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
         lifespan=lifespan,
         docs_path="/docs" if docs else None,
@@ -209,7 +230,10 @@ class RagServer:
         )
         self.service = RagService(components, service_options(settings))
         self.app = create_rag_app(
-            self.service, settings.max_upload_bytes, docs=settings.docs_enabled
+            self.service,
+            settings.max_upload_bytes,
+            jobs=IngestionJobs(self.service, job_options(settings)),
+            docs=settings.docs_enabled,
         )
         self.port = 0
         self._socket: socket.socket | None = None

@@ -5,10 +5,18 @@ text is extracted and cut into token-aware chunks (in worker threads), every chu
 (the embedder batches concurrent uploads and queries together), and only then is the document
 written to the store, replacing any earlier document of the same filename in one step, so a
 failure midway stores nothing.
+
+Chunks are embedded at background priority (queries go first), :data:`EMBED_SLICE_CHUNKS` at a
+time, so that progress (chunks done of the total) is reported after each slice: to the caller's
+``progress`` callback (ingestion jobs keep it in the job) and in the log, one INFO line per
+document at most every :data:`PROGRESS_LOG_SECONDS`. A caller that is cancelled (a client that
+went away) stops the ingestion at its next step; the store write is the last step, and one
+already under way completes (and is logged) before the cancellation goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import datetime
 import logging
@@ -16,12 +24,13 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 import anyio.to_thread
+import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from handlers.common.settings import SettingsError
@@ -38,12 +47,29 @@ from handlers.rag.ingest.base import Embedder, ExtractionError
 from handlers.rag.ingest.chunking import chunk_pages, max_chunk_tokens
 from handlers.rag.ingest.extract import extract_document
 from handlers.rag.ingest.parse_runner import ParseRunner
+from handlers.rag.stores.base import Vectors, VectorStore
 
-__all__ = ["Answer", "RagService", "ServiceOptions", "UploadRejected", "UploadTooLarge"]
+__all__ = [
+    "EMBED_SLICE_CHUNKS",
+    "Answer",
+    "Progress",
+    "RagService",
+    "ServiceOptions",
+    "UploadRejected",
+    "UploadTooLarge",
+]
 
 log = logging.getLogger("rag.service")
 
 _COPY_BUFFER = 1024 * 1024
+EMBED_SLICE_CHUNKS = 64
+"""Chunks of one document embedded per call: progress is reported after each."""
+PROGRESS_LOG_SECONDS = 5.0
+"""Least seconds between two progress lines of one document in the log."""
+
+Progress = Callable[[int, int], None]
+"""Called with (chunks embedded, chunks in all) once the document is chunked and after each
+slice of chunks embedded."""
 _PATH_SEPARATORS = re.compile(r"[\\/]")
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Unicode's control characters (category Cc): C0 with NUL, tab and newlines; DEL; C1."""
@@ -128,27 +154,73 @@ class RagService:
 
     # -- documents -----------------------------------------------------------------------------
 
-    async def upload(self, file: BinaryIO, uploaded_name: str | None, size: int) -> DocumentRecord:
-        """Ingest one uploaded file (``file`` is read from its current position)."""
+    def checked_filename(self, uploaded_name: str | None, size: int) -> str:
+        """The stored name of an upload of ``size`` bytes; UploadRejected (no name left) or
+        UploadTooLarge (over the upload limit) when it cannot be ingested."""
         filename = stored_filename(uploaded_name)
         if not filename:
             raise UploadRejected("The file has no name")
         if size > self.options.max_upload_bytes:
             raise UploadTooLarge(self.options.max_upload_bytes)
-        started = time.perf_counter()
+        return filename
+
+    async def upload(
+        self,
+        file: BinaryIO,
+        uploaded_name: str | None,
+        size: int,
+        *,
+        progress: Progress | None = None,
+    ) -> DocumentRecord:
+        """Ingest one uploaded file (``file`` is read from its current position): it is copied
+        to the upload spool first, so that parsing reads a file of its own."""
+        filename = self.checked_filename(uploaded_name, size)
         embedder = await self.components.embedder()
         store = await self.components.store()
-        tokenizer = self._tokenizer_for_chunking(embedder)
         document_id = str(uuid.uuid4())
         self.options.upload_dir.mkdir(parents=True, exist_ok=True)
         spooled = self.options.upload_dir / f"{document_id}.upload"
         try:
             await anyio.to_thread.run_sync(_copy_to, file, spooled)
-            pages, texts = await anyio.to_thread.run_sync(
-                self._extract_and_chunk, spooled, filename, tokenizer
+            return await self._ingest(
+                spooled, filename, size, document_id, embedder, store, progress
             )
         finally:
             spooled.unlink(missing_ok=True)
+
+    async def ingest_spooled(
+        self,
+        path: Path,
+        uploaded_name: str | None,
+        size: int,
+        *,
+        progress: Progress | None = None,
+    ) -> DocumentRecord:
+        """Ingest a file of ``size`` bytes already on this server's disk (an ingestion job's
+        spooled file, which the caller keeps or removes), stored under ``uploaded_name`` as an
+        upload would be."""
+        filename = self.checked_filename(uploaded_name, size)
+        embedder = await self.components.embedder()
+        store = await self.components.store()
+        return await self._ingest(
+            path, filename, size, str(uuid.uuid4()), embedder, store, progress
+        )
+
+    async def _ingest(
+        self,
+        path: Path,
+        filename: str,
+        size: int,
+        document_id: str,
+        embedder: Embedder,
+        store: VectorStore,
+        progress: Progress | None,
+    ) -> DocumentRecord:
+        started = time.perf_counter()
+        tokenizer = self._tokenizer_for_chunking(embedder)
+        pages, texts = await anyio.to_thread.run_sync(
+            self._extract_and_chunk, path, filename, tokenizer
+        )
         chunks = [
             Chunk(
                 document_id=document_id,
@@ -160,25 +232,73 @@ class RagService:
             )
             for position, (page, text) in enumerate(texts)
         ]
-        vectors = await embedder.embed([chunk.text for chunk in chunks])
+        vectors = await self._embed_chunks(embedder, chunks, filename, document_id, progress)
         record = DocumentRecord(
             document_id=document_id,
             filename=filename,
             chunks=len(chunks),
             uploaded_at=datetime.datetime.now(datetime.UTC),
         )
-        replaced = await store.replace_document(record, chunks, vectors)
+        # The last step, shielded: a caller cancelled while the write runs (a client that went
+        # away) lets it complete, so the store and the log agree, then is cancelled.
+        write = asyncio.ensure_future(store.replace_document(record, chunks, vectors))
+        try:
+            replaced = await asyncio.shield(write)
+        except asyncio.CancelledError:
+            replaced = await write
+            self._log_stored(record, pages, size, started, replaced)
+            raise
+        self._log_stored(record, pages, size, started, replaced)
+        return record
+
+    async def _embed_chunks(
+        self,
+        embedder: Embedder,
+        chunks: list[Chunk],
+        filename: str,
+        document_id: str,
+        progress: Progress | None,
+    ) -> Vectors:
+        """The chunks' vectors, embedded at background priority a slice at a time, reporting
+        progress after each slice (and one log line at most every few seconds)."""
+        total = len(chunks)
+        if progress is not None:
+            progress(0, total)
+        slices: list[Vectors] = []
+        done = 0
+        logged = time.monotonic()
+        for start in range(0, total, EMBED_SLICE_CHUNKS):
+            texts = [chunk.text for chunk in chunks[start : start + EMBED_SLICE_CHUNKS]]
+            slices.append(await embedder.embed(texts, background=True))
+            done += len(texts)
+            if progress is not None:
+                progress(done, total)
+            now = time.monotonic()
+            if done < total and now - logged >= PROGRESS_LOG_SECONDS:
+                logged = now
+                log.info(
+                    "embedding document filename=%s id=%s chunks_done=%d chunks_total=%d",
+                    filename,
+                    document_id,
+                    done,
+                    total,
+                )
+        return np.concatenate(slices) if len(slices) != 1 else slices[0]
+
+    @staticmethod
+    def _log_stored(
+        record: DocumentRecord, pages: int, size: int, started: float, replaced: list[str]
+    ) -> None:
         log.info(
             "stored document filename=%s id=%s pages=%d chunks=%d bytes=%d seconds=%.3f%s",
-            filename,
-            document_id,
+            record.filename,
+            record.document_id,
             pages,
-            len(chunks),
+            record.chunks,
             size,
             time.perf_counter() - started,
             f" replaced={','.join(replaced)}" if replaced else "",
         )
-        return record
 
     def _tokenizer_for_chunking(self, embedder: Embedder) -> PreTrainedTokenizerBase:
         # A copy of its own: the embedder's worker thread changes its tokenizer's truncation and

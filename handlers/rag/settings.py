@@ -130,7 +130,8 @@ class Settings(ServiceSettings):
     data_dir: Annotated[Path, BeforeValidator(_directory)] = Field(
         Path(".data/rag"),
         validation_alias="RAG_DATA_DIR",
-        description="LanceDB tables (`lancedb/`), upload spool (`uploads/`), converted models "
+        description="LanceDB tables (`lancedb/`), upload spool (`uploads/`), ingestion jobs "
+        "(`jobs/`: their spooled files and records), converted models "
         "(`models/`: the generator's dequantised GGUF, the embedding network exported to ONNX)",
     )
     # models
@@ -144,6 +145,19 @@ class Settings(ServiceSettings):
         32,
         validation_alias="RAG_EMBED_BATCH_SIZE",
         description="texts per forward pass of the embedder (1 to 4096)",
+    )
+    embed_background_tokens: Annotated[int, BeforeValidator(_integer(1, 65_536))] = Field(
+        256,  # the embedder's DEFAULT_BACKGROUND_TOKENS (not imported: it brings torch)
+        validation_alias="RAG_EMBED_BACKGROUND_TOKENS",
+        description="padded tokens (texts x longest) of one slice of ingestion embedding; "
+        "ingestion runs one slice at a time, in a thread of its own, started only while no "
+        "query is being embedded (a single longer text still runs alone)",
+    )
+    embed_background_nice: Annotated[int, BeforeValidator(_integer(0, 19))] = Field(
+        19,  # the embedder's DEFAULT_BACKGROUND_NICE
+        validation_alias="RAG_EMBED_BACKGROUND_NICE",
+        description="nice value of the ingestion-embedding thread, so that queries get the "
+        "CPU first (0: the process's own priority)",
     )
     embedding_runtime: Annotated[EmbeddingRuntime, BeforeValidator(_embedding_runtime)] = Field(
         "auto",
@@ -239,6 +253,33 @@ class Settings(ServiceSettings):
         validation_alias="RAG_PARSE_MEMORY_BYTES",
         description="address space (bytes) of a parse process; a file that needs more is "
         "refused with 422",
+    )
+    # ingestion jobs
+    ingest_concurrency: Annotated[int, BeforeValidator(_integer(1, 16))] = Field(
+        1,
+        validation_alias="RAG_INGEST_CONCURRENCY",
+        description="files of ingestion jobs (`POST /ingestionJobs`) ingested at once, over "
+        "all jobs (1 to 16); the others wait in the queue",
+    )
+    ingest_queue_limit: Annotated[int, BeforeValidator(_integer(1, 100_000))] = Field(
+        100,
+        validation_alias="RAG_INGEST_QUEUE_LIMIT",
+        description="files of ingestion jobs waiting or being ingested, at most; a job that "
+        "would exceed it is refused with 429 and `Retry-After` (an empty queue accepts any one "
+        "job)",
+    )
+    ingest_queue_bytes: Annotated[int, BeforeValidator(_integer(1))] = Field(
+        1024 * 1024 * 1024,
+        validation_alias="RAG_INGEST_QUEUE_BYTES",
+        description="bytes of ingestion job files spooled in `jobs/` and not yet ingested, at "
+        "most; a job that would exceed it is refused with 429 (an empty queue accepts any one "
+        "job)",
+    )
+    ingest_job_retention: Annotated[float, BeforeValidator(_seconds)] = Field(
+        86_400.0,
+        validation_alias="RAG_INGEST_JOB_RETENTION",
+        description="seconds a finished ingestion job can still be looked up (at most the "
+        "1,000 most recent finished jobs are kept)",
     )
     # vector store
     index_threshold: Annotated[int, BeforeValidator(_integer(1))] = Field(

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ class RagContract:
 
     def __init__(self) -> None:
         self.documents: dict[str, tuple[str, bytes]] = {}
+        self.jobs: dict[str, rag.IngestionJob] = {}
 
     async def upload_document(self, *, file: UploadFile) -> rag.UploadResult | Response:
         data = await file.read()
@@ -97,6 +98,44 @@ class RagContract:
         if self.documents.pop(document_id, None) is None:
             raise HttpError(404, "Document not found")
         return None
+
+    async def create_ingestion_job(
+        self, *, files: Mapping[str, UploadFile]
+    ) -> rag.IngestionJob | Response:
+        queued = [
+            rag.IngestionFile(
+                filename=file.filename or "upload",
+                bytes=len(await file.read()),
+                state=rag.IngestionFileState.queued,
+                chunks_done=0,
+                chunks_total=None,
+                document_id=None,
+                error=None,
+            )
+            for file in files.values()
+        ]
+        job = rag.IngestionJob(
+            job_id=f"job-{len(self.jobs) + 1}",
+            state=rag.IngestionJobState.queued,
+            created_at=datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+            started_at=None,
+            finished_at=None,
+            chunks_done=0,
+            chunks_total=None,
+            error=None,
+            files=queued,
+        )
+        self.jobs[job.job_id] = job
+        return job
+
+    async def get_ingestion_job(self, *, job_id: str) -> rag.IngestionJob | Response:
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise HttpError(404, "Not Found")
+        return job
+
+    async def list_ingestion_jobs(self, *, limit: int = 100) -> list[rag.IngestionJob] | Response:
+        return list(reversed(self.jobs.values()))[:limit]
 
     async def health(self) -> rag.Health | Response:
         return rag.Health(status="ready", components={"store": "ready"})

@@ -75,7 +75,7 @@ CHECKERS = {name: _checker(name) for name in SPEC_NAMES}
 # `properties` (schemathesis/specs/openapi/adapter/formdata.py), so it sends these files as
 # plain fields, which the API rightly refuses (400, "Expected a file part"); the known
 # limitation makes positive_data_acceptance fail there whatever the server does.
-FILES_AS_EXTRA_PARTS = {"run_agent", "run_workflow"}
+FILES_AS_EXTRA_PARTS = {"run_agent", "run_workflow", "create_ingestion_job"}
 # Bodies the service checks beyond what JSON Schema can say, with the documented 400: a run's
 # input against the agent's stored `inputSchema`, a workflow definition's YAML against the
 # definition format (naming the line), an upload's paths against each other (distinct, none

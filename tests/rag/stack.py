@@ -19,6 +19,7 @@ from handlers.rag.generation.base import Generator
 from handlers.rag.generation.local import LocalGenerator
 from handlers.rag.ingest.base import Embedder
 from handlers.rag.ingest.embedder import LoadedModel, TransformersEmbedder
+from handlers.rag.ingestion_jobs import IngestionJobs, JobOptions
 from handlers.rag.model_loading import model_loading
 from handlers.rag.server import create_rag_app, listening_socket
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
@@ -57,12 +58,14 @@ class RagStack:
     data_dir: Path
     service: RagService
     app: Application
+    jobs: IngestionJobs
 
     @property
     def components(self) -> Components:
         return self.service.components
 
     async def close(self) -> None:
+        await self.jobs.close()
         await self.service.components.close()
 
 
@@ -80,10 +83,14 @@ def build_stack(
     generator_loader: Callable[[], Generator] | None = None,
     on_failure: FailureHook | None = None,
     ready_before_serving: bool = False,
+    job_options: JobOptions | None = None,
+    store_factory: Callable[[Path, int], VectorStore] | None = None,
 ) -> RagStack:
-    """A stack over ``data_dir`` (LanceDB in ``lancedb/``). ``minilm`` and ``generator_model``
-    may be functions giving them when the components load; the loaders may be replaced (e.g.
-    to hold a real loader back until a test lets it go)."""
+    """A stack over ``data_dir`` (LanceDB in ``lancedb/``, ingestion jobs in ``jobs/`` unless
+    ``job_options`` say otherwise). ``minilm`` and ``generator_model`` may be functions giving
+    them when the components load; the loaders may be replaced (e.g. to hold a real loader
+    back until a test lets it go), and so may the store (``store_factory(directory,
+    dimension)``, e.g. a LanceDB store instrumented by a test)."""
 
     def load_embedder() -> Embedder:
         embedder = TransformersEmbedder(minilm() if callable(minilm) else minilm)
@@ -95,6 +102,8 @@ def build_stack(
         return LocalGenerator.load(str(model), cache_dir=data_dir / "models")
 
     def build_store(dimension: int) -> VectorStore:
+        if store_factory is not None:
+            return store_factory(data_dir / "lancedb", dimension)
         return LanceDbStore(data_dir / "lancedb", dimension)
 
     components = Components(
@@ -112,8 +121,11 @@ def build_stack(
         retrieval_top_k=retrieval_top_k,
     )
     service = RagService(components, options)
-    app = create_rag_app(service, max_upload_bytes, ready_before_serving=ready_before_serving)
-    return RagStack(data_dir, service, app)
+    jobs = IngestionJobs(service, job_options or JobOptions(directory=data_dir / "jobs"))
+    app = create_rag_app(
+        service, max_upload_bytes, jobs=jobs, ready_before_serving=ready_before_serving
+    )
+    return RagStack(data_dir, service, app, jobs)
 
 
 @contextlib.asynccontextmanager

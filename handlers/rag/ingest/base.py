@@ -63,8 +63,9 @@ class Embedder(Protocol):
         """Tokens of ``text`` without special tokens."""
         ...
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Shape (len(texts), dimension), float32."""
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Shape (len(texts), dimension), float32. ``background``: ingestion work (a
+        document's chunks), served only while no query waits; the vectors are the same."""
         ...
 
     async def close(self) -> None: ...

@@ -73,9 +73,10 @@ async def test_the_store_stays_within_three_times_its_live_data(
     assert used.bytes <= BOUND * rows.nbytes, f"{used} for {rows.nbytes} bytes of chunks"
     lines = [r.getMessage() for r in caplog.records if "lancedb upkeep writes=" in r.getMessage()]
     assert lines, "no upkeep line logged"
-    last = dict(field.split("=") for field in lines[-1].split()[2:])
-    assert int(last["bytes_after"]) <= int(last["bytes_before"])
-    assert int(last["versions_removed"]) > 0
+    rounds = [dict(field.split("=") for field in line.split()[2:]) for line in lines]
+    assert int(rounds[-1]["bytes_after"]) <= int(rounds[-1]["bytes_before"])
+    # old versions were removed, by some round (the last may be a follow-up that found none)
+    assert sum(int(each["versions_removed"]) for each in rounds) > 0
 
 
 async def test_searches_never_fail_while_upkeep_prunes_under_them(

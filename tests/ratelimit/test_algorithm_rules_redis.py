@@ -155,7 +155,10 @@ async def test_short_windows_go_to_the_per_second_instance(
         per_second=store_settings(redis_second_server.address),
     ) as store:
         decisions = await store.decide(checks, now_ms)
+        # a read (the counters API) finds each state where it was written: 0 hits on top
+        read = await store.peek([check._replace(hits=0) for check in checks], now_ms)
     assert [d[1:] for d in decisions] == [reference(c, None, now_ms)[1:] for c in checks]
+    assert [d.limit_remaining for d in read] == [4, 4, 4]
     with redis_server.client() as main, redis_second_server.client() as second:
         assert [main.exists(check.key) for check in checks] == [1, 0, 0]
         assert [second.exists(check.key) for check in checks] == [0, 1, 1]

@@ -298,6 +298,7 @@ _NOSCRIPT_RETRIES = 3
 Group = tuple[str, bytes, int]
 """The encoded commands on one key, and how many replies they get."""
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 
 class _PipelineInstance:
@@ -410,55 +411,54 @@ class RedisStore:
         return _merge([inc.per_second for inc in increments], main_values, second_values)
 
     async def get(self, keys: Sequence[tuple[str, bool]]) -> list[int]:
-        second = self._per_second
-        if second is None or not any(flag for _, flag in keys):
-            return await _get(self._main, [key for key, _ in keys]) if keys else []
-        main_keys = [key for key, flag in keys if not flag]
-        second_keys = [key for key, flag in keys if flag]
-        if not main_keys:
-            return await _get(second, second_keys)
-        main_values, second_values = await _gather_all(
-            [_get(self._main, main_keys), _get(second, second_keys)]
-        )
-        return _merge([flag for _, flag in keys], main_values, second_values)
+        return await self._on_instances([key for key, _ in keys], [flag for _, flag in keys], _get)
 
     async def decide(
         self, checks: Sequence[LimitCheck], now_ms: int
     ) -> list[algorithms.Decision[Any]]:
         """Each check decided by :data:`DECIDE_SCRIPT` on its key, atomically in Redis, at the
         service's ``now_ms``. The decisions' ``state`` is ``None`` (it stays in Redis)."""
-        second = self._per_second
-        if second is None or not any(check.window_ms <= 1000 for check in checks):
-            return await _decide(self._main, checks, now_ms) if checks else []
-        flags = [check.window_ms <= 1000 for check in checks]
-        main_part = [check for check, flag in zip(checks, flags, strict=True) if not flag]
-        second_part = [check for check, flag in zip(checks, flags, strict=True) if flag]
-        if not main_part:
-            return await _decide(second, checks, now_ms)
-        main_values, second_values = await _gather_all(
-            [_decide(self._main, main_part, now_ms), _decide(second, second_part, now_ms)]
+        return await self._on_instances(
+            checks,
+            [check.window_ms <= 1000 for check in checks],
+            lambda instance, part: _decide(instance, part, now_ms),
         )
-        main_iter, second_iter = iter(main_values), iter(second_values)
-        return [next(second_iter) if flag else next(main_iter) for flag in flags]
 
     async def peek(
         self, checks: Sequence[LimitCheck], now_ms: int
     ) -> list[algorithms.Decision[Any]]:
         """Each check decided by ``algorithms.py`` on its key's value, read with ``GET`` (the
         script's encoding, :mod:`~handlers.ratelimit.backends.stored_state`); nothing stored."""
+
+        async def read(instance: _Instance, part: list[LimitCheck]) -> list[Any]:
+            raws = await _get_raw(instance, [check.key for check in part])
+            return [
+                decide(check, decode_state(check.key, check.algorithm, raw, "redis"), now_ms)
+                for check, raw in zip(part, raws, strict=True)
+            ]
+
+        return await self._on_instances(checks, [check.window_ms <= 1000 for check in checks], read)
+
+    async def _on_instances(
+        self,
+        items: Sequence[Item],
+        per_second: Sequence[bool],
+        run: Callable[[_Instance, list[Item]], Awaitable[list[T]]],
+    ) -> list[T]:
+        """``run`` on the items of each instance (``per_second``: the per-second one, when
+        there is one), both at once; the results in the items' order. (``increment``, the hot
+        path, keeps its own copy of this without the lists.)"""
         second = self._per_second
-        flags = [second is not None and check.window_ms <= 1000 for check in checks]
-        reads = [_get_raw(self._main, [c.key for c, f in zip(checks, flags, strict=True) if not f])]
-        if second is not None and any(flags):
-            reads.append(_get_raw(second, [c.key for c, f in zip(checks, flags, strict=True) if f]))
-        values = await _gather_all(reads)
-        main_values, second_values = iter(values[0]), iter(values[-1])
-        decisions = []
-        for check, flag in zip(checks, flags, strict=True):
-            raw = next(second_values) if flag else next(main_values)
-            state = decode_state(check.key, check.algorithm, raw, "redis")
-            decisions.append(decide(check, state, now_ms))
-        return decisions
+        if second is None or not any(per_second):
+            return await run(self._main, list(items)) if items else []
+        main_part = [item for item, flag in zip(items, per_second, strict=True) if not flag]
+        if not main_part:
+            return await run(second, list(items))
+        second_part = [item for item, flag in zip(items, per_second, strict=True) if flag]
+        main_values, second_values = await _gather_all(
+            [run(self._main, main_part), run(second, second_part)]
+        )
+        return _merge(list(per_second), main_values, second_values)
 
     def connected(self) -> bool:
         """Whether every instance has at least one open connection."""
@@ -677,7 +677,7 @@ def _integer(reply: Any) -> int:
         raise BackendError(f"expected an integer reply, got {reply!r}") from None
 
 
-def _merge(flags: list[bool], main: list[int], second: list[int]) -> list[int]:
+def _merge(flags: list[bool], main: list[T], second: list[T]) -> list[T]:
     main_values, second_values = iter(main), iter(second)
     return [next(second_values) if flag else next(main_values) for flag in flags]
 

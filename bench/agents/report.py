@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.percentiles import percentile
 from bench.ratelimit.servers import BenchError
 
 __all__ = ["Part", "Report", "Verdict", "percentile", "print_table", "run_parts", "say"]
@@ -42,13 +43,6 @@ class Report:
 
     figures: dict[str, Any] = field(default_factory=dict)
     verdicts: list[Verdict] = field(default_factory=list)
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile of ``values`` (``fraction`` 0.5: the median)."""
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def say(text: str) -> None:

@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from bench.percentiles import percentile
 from bench.rag import search_under_ingestion, workload
 from bench.rag.servers import BenchError, base_url, rag_server, wait_ready
 from bench.ratelimit.servers import ServerProcess
@@ -66,12 +67,6 @@ class Verdict:
 class Report:
     figures: dict[str, Any]
     verdicts: list[Verdict]
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def say(text: str) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from bench.percentiles import percentile as nearest_rank
 from bench.rag import workload
 from bench.ratelimit.servers import BenchError
 
@@ -98,12 +99,10 @@ class SearchUnderIngestion:
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile (as ``bench.rag`` computes it)."""
+    """:func:`bench.percentiles.percentile`, refusing a row without searches."""
     if not values:
         raise BenchError("no searches were measured")
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
+    return nearest_rank(values, fraction)
 
 
 def large_markdown(size_bytes: int, seed: int = 5) -> bytes:

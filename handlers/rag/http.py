@@ -274,9 +274,6 @@ async def _log_if_disconnected(request: Request, status: int) -> None:
         )
 
 
-JOBS_PATH = "/ingestionJobs"
-
-
 async def _cancelled_if_client_leaves(work: Awaitable[T], filename: str | None) -> T:
     """``work``'s result, or, when the client of the request being handled disconnects first,
     ``work`` cancelled, one INFO line, and a 400 that nobody receives. Checked every

@@ -62,9 +62,15 @@ P99_TARGET_MS = 10.0
 # (ours, its baseline, minimum ratio ours/baseline in decisions per second)
 BASELINE_TARGETS: tuple[tuple[str, str, float], ...] = ((REDIS_CLUSTER, REDIS, 0.7),)
 # The algorithm rows (issue 23): the backends that run them, and the minimum ratio of their
-# decisions/s to the fixed window's, measured just before on the same server
+# decisions/s to the fixed window's, measured in cycles on the same server (fixed, each
+# algorithm, fixed, ...): each row against the fixed window interpolated between the two fixed
+# runs around it. The verdict takes each side's best run (a shared machine only ever slows a
+# run down: its best run is the nearest to what the code can do); the median of every cycle's
+# ratio is printed beside it
 ALGORITHM_KINDS: tuple[str, ...] = (MEMORY, REDIS)
 ALGORITHM_TARGET = 0.9
+ALGORITHM_WARMUP_S = 1
+"""Warm-up of each run within a cycle: the server is warm already, only the connections are new."""
 LETTER = {ECHO: "a", MEMORY: "b", REDIS: "c", MEMCACHE: "d", REDIS_CLUSTER: "e"}
 COLUMN = {ECHO: "echo (a)", MEMORY: "memory (b)", REDIS: "redis (c)", MEMCACHE: "memcache (d)"}
 COLUMN[REDIS_CLUSTER] = "redis cluster (e)"
@@ -95,6 +101,13 @@ class Result:
     peak: Measurement
     half: Measurement | None
     """None for the algorithm rows, measured at their peak only."""
+    ratios: tuple[float, ...] = ()
+    """Algorithm rows: per cycle, decisions/s over the fixed window's interpolated between the
+    fixed runs that open and close the cycle (``peak`` is the cycle with the median rate)."""
+    rates: tuple[float, ...] = ()
+    """Algorithm rows: decisions/s of each cycle's run of the row."""
+    fixed_rates: tuple[float, ...] = ()
+    """Algorithm rows: decisions/s of the fixed-window runs opening and closing the cycles."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,10 @@ class Summary:
     peak: Figures
     half: Figures | None
     rounds: list[Result]
+    ratio: float | None = None
+    """Algorithm rows: the median of every round's cycles' ratios to the fixed window."""
+    best_ratio: float | None = None
+    """Algorithm rows: the best run of the row over the best fixed-window run around it."""
 
 
 def median_figures(measurements: Sequence[Measurement]) -> Figures:
@@ -121,10 +138,15 @@ def median_figures(measurements: Sequence[Measurement]) -> Figures:
 
 def summarize(results: list[Result]) -> Summary:
     halves = [r.half for r in results if r.half is not None]
+    ratios = [ratio for r in results for ratio in r.ratios]
+    rates = [rate for r in results for rate in r.rates]
+    fixed_rates = [rate for r in results for rate in r.fixed_rates]
     return Summary(
         peak=median_figures([r.peak for r in results]),
         half=median_figures(halves) if len(halves) == len(results) else None,
         rounds=results,
+        ratio=statistics.median(ratios) if ratios else None,
+        best_ratio=max(rates) / max(fixed_rates) if rates and max(fixed_rates) > 0 else None,
     )
 
 
@@ -137,6 +159,7 @@ class Bench:
     def __init__(self, args: argparse.Namespace, h2load_exe: str, tmp: Path) -> None:
         self.duration: int = args.duration
         self.warmup: int = args.warmup
+        self.cycles: int = args.algorithm_cycles
         self.redis: RedisTarget = args.redis_target
         self.memcached: str = args.memcached
         self.tmp = tmp
@@ -194,6 +217,7 @@ class Bench:
         counters: RedisTarget | LoopbackCluster | None = None,
         *,
         paced: bool = True,
+        warmup: int | None = None,
     ) -> Result:
         """Check one decision, peak run (with warm-up), paced run at half the peak (unless
         not ``paced``), check again. With ``key_prefix`` (Redis), the counters are cleared
@@ -208,7 +232,7 @@ class Bench:
             before = memcached_counted(self.memcached, memcache_prefix, wl.descriptors)
         check(server, wl.protocol, wl.descriptors, wl.algorithm)
         load = self.load(server, wl)
-        peak = self.h2load.peak(load, self.duration, self.warmup)
+        peak = self.h2load.peak(load, self.duration, self.warmup if warmup is None else warmup)
         half = self.h2load.paced(load, peak.rps / 2.0, self.duration) if paced else None
         if not server.alive():
             raise BenchError(f"{server.name}: exited during the load.\n{server.output()}")
@@ -357,20 +381,67 @@ def bench_server(
             with running(server):
                 results: dict[str, Result] = {}
                 for wl in workloads:
-                    results[wl.label] = bench.measure(
+                    results[wl.label] = fixed = bench.measure(
                         server, wl, prefix, key_prefix, memcache_prefix, counters
                     )
-                    if not algorithms_on(bench, kind):
-                        continue
-                    for algorithm in bench.algorithms:  # right after its fixed window
-                        awl = replace(wl, algorithm=algorithm)
-                        results[awl.label] = bench.measure(
-                            server, awl, prefix, key_prefix, None, counters, paced=False
+                    if algorithms_on(bench, kind):
+                        results.update(
+                            algorithm_cycles(bench, server, wl, fixed, prefix, key_prefix, counters)
                         )
                 return results
         finally:
             if key_prefix is not None:
                 counters.delete(key_prefix)
+
+
+def algorithm_cycles(
+    bench: Bench,
+    server: ServerProcess,
+    wl: Workload,
+    fixed: Result,
+    prefix: str,
+    key_prefix: str | None,
+    counters: RedisTarget | LoopbackCluster,
+) -> dict[str, Result]:
+    """``bench.cycles`` cycles of (each algorithm row, then the fixed window again), peak runs
+    only, on the same server right after ``fixed``. The machine drifts (the fixed row alone
+    moves by up to 30 % between consecutive runs on a 2-core VM), so each row is set against
+    the fixed window's rate interpolated between the fixed runs that open and close its cycle,
+    and many short cycles are taken instead of one long pair."""
+    rows: dict[str, list[tuple[Result, float]]] = {a: [] for a in bench.algorithms}
+    start = fixed.peak.rps
+    fixed_rates = [start]
+    for _ in range(bench.cycles):
+        measured = [
+            (algorithm, bench.measure(
+                server, replace(wl, algorithm=algorithm), prefix, key_prefix, None, counters,
+                paced=False, warmup=ALGORITHM_WARMUP_S,
+            ))
+            for algorithm in bench.algorithms
+        ]  # fmt: skip
+        end = bench.measure(
+            server, wl, prefix + "(fixed again) ", key_prefix, None, counters,
+            paced=False, warmup=ALGORITHM_WARMUP_S,
+        ).peak.rps  # fmt: skip
+        fixed_rates.append(end)
+        for position, (algorithm, row) in enumerate(measured, start=1):
+            expected = start + (end - start) * position / (len(measured) + 1)
+            if expected > 0:
+                rows[algorithm].append((row, row.peak.rps / expected))
+        start = end
+    out: dict[str, Result] = {}
+    for algorithm, cycles in rows.items():
+        if not cycles:
+            continue
+        by_rate = sorted(cycles, key=lambda cycle: cycle[0].peak.rps)
+        median_row = by_rate[len(by_rate) // 2][0]
+        out[replace(wl, algorithm=algorithm).label] = replace(
+            median_row,
+            ratios=tuple(ratio for _, ratio in cycles),
+            rates=tuple(row.peak.rps for row, _ in cycles),
+            fixed_rates=tuple(fixed_rates),
+        )
+    return out
 
 
 def algorithms_on(bench: Bench, kind: str) -> bool:
@@ -409,10 +480,10 @@ def verdicts(
             for algorithm in algorithms:
                 name = f"{LETTER[kind]} {algorithm}/fixed"
                 ours = summaries.get(kind, {}).get(replace(wl, algorithm=algorithm).label)
-                if ours is None or base is None or base.peak.rps == 0:
+                if ours is None or base is None or ours.best_ratio is None:
                     out.append(Verdict(wl.label, name, None, target, None, server_name(kind, GRPC)))
                     continue
-                r = ours.peak.rps / base.peak.rps
+                r = ours.best_ratio
                 out.append(Verdict(wl.label, name, r, target, r >= ALGORITHM_TARGET))
     return out
 
@@ -495,28 +566,35 @@ def print_algorithms(
     median = f"median of {args.rounds} rounds; " if args.rounds > 1 else ""
     print(
         f"Algorithms at peak ({median}closed loop, {args.connections} connections; "
-        "decisions/s, p99 in ms, ratio to the fixed window)"
+        "decisions/s and p99 in ms of the median run; x fixed: best runs, median of cycles)"
     )
-    col = 29  # "  " + rate (11) + " " + p99 (7) + " " + ratio (7)
+    col = 37  # "  " + rate (11) + " " + p99 (7) + " " + best (7) + " " + median (7)
     print(f"{'':<44}" + "".join(f"{COLUMN[k]:>{col}}" for k in kinds))
-    print(f"{'':<44}" + "".join(f"  {'decisions/s':>11} {'p99':>7} {'x fixed':>7}" for _ in kinds))
+    print(
+        f"{'':<44}"
+        + "".join(f"  {'decisions/s':>11} {'p99':>7} {'x best':>7} {'x med':>7}" for _ in kinds)
+    )
     for wl in workloads:
         for algorithm in (workload.FIXED, *algorithms):
             row = replace(wl, algorithm=algorithm)
             cells = []
             for kind in kinds:
                 s = summaries.get(kind, {}).get(row.label)
-                base = summaries.get(kind, {}).get(wl.label)
-                if s is None or base is None or base.peak.rps == 0:
+                if s is None:
                     cells.append(f"{'n/a':>{col}}")
                     continue
-                ratio = s.peak.rps / base.peak.rps
-                cells.append(f"  {s.peak.rps:>11.0f} {s.peak.p99_ms:>7.2f} {ratio:>7.2f}")
+                best = f"{s.best_ratio:>7.2f}" if s.best_ratio is not None else f"{'':>7}"
+                ratio = f"{s.ratio:>7.2f}" if s.ratio is not None else f"{'':>7}"
+                cells.append(f"  {s.peak.rps:>11.0f} {s.peak.p99_ms:>7.2f} {best} {ratio}")
             name = f"{wl.base_label}, {workload.ALGORITHM_LABEL[algorithm]}"
             print(f"{name:<44}" + "".join(cells))
     print(
-        "(each algorithm is measured on the same server right after the fixed window of its "
-        "workload, in its own domain with the same descriptors; limits of 10^9, none refused; "
+        f"(each round: {args.algorithm_cycles} cycles of every algorithm row then the fixed "
+        "window again, peak runs on the same server, each row in its own domain with the same "
+        "descriptors; x best: the row's best run over the best fixed-window run of its cycles "
+        "(the target's figure: a shared machine only slows runs down); x med: per cycle, to "
+        "the fixed window interpolated between the runs opening and closing it, median of all "
+        "cycles; limits of 10^9, none refused; "
         "two = token bucket 10^9/s + fixed window 10^9/day per descriptor)"
     )
 
@@ -591,6 +669,7 @@ def write_json(
             "h2load": h2load_version,
             "rules": workload.rule_yaml(),
             "algorithms": args.algorithm_list,
+            "algorithm_cycles": args.algorithm_cycles,
             "algorithm_rules": {a: workload.rule_yaml(a) for a in args.algorithm_list},
         },
         "results": {
@@ -660,9 +739,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "memory and redis servers, each measured beside the fixed window, which is always "
         "measured (default: all; 'fixed' alone: none)",
     )  # fmt: skip
+    parser.add_argument(
+        "--algorithm-cycles", type=int, default=3,
+        help="cycles per round of the algorithm rows then the fixed window again, on the same "
+        "server (default 3); each row's ratio is the median over every cycle of every round",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results as JSON")
     args = parser.parse_args(argv)
-    for name in ("duration", "warmup", "rounds", "connections"):
+    for name in ("duration", "warmup", "rounds", "connections", "algorithm_cycles"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1")
     kinds = csv(args.servers)
@@ -715,8 +799,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.rounds} round(s) x ({args.warmup} s warm-up + {args.duration} s peak + "
             f"{args.duration} s at half peak)"
             + (
-                f", then on memory/redis per workload {', '.join(args.algorithm_list)} "
-                f"({args.warmup} s warm-up + {args.duration} s peak each)"
+                f", then on memory/redis per workload {args.algorithm_cycles} cycles of "
+                f"{', '.join(args.algorithm_list)} and the fixed window again "
+                f"({ALGORITHM_WARMUP_S} s warm-up + {args.duration} s peak each)"
                 if args.algorithm_list and any(k in ALGORITHM_KINDS for k in kinds)
                 else ""
             )

@@ -7,20 +7,9 @@ conversion), so a file may pass the schema and still fail to load for those reas
 
 from __future__ import annotations
 
-import json
-import textwrap
-from pathlib import Path
-from typing import Any
-
-import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not installed
-import pytest
-import yaml
-
-from handlers.ratelimit.config.parse import ConfigError, load_rule_set
+from tests.ratelimit.config.schema_cases import agreement_tests
 from tests.specs.test_ratelimit_config_schema import INVALID as SPEC_INVALID
 from tests.specs.test_ratelimit_config_schema import VALID as SPEC_VALID
-
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "specs" / "ratelimit-config.schema.json"
 
 HEAD = "domain: test-domain\ndescriptors:\n"
 
@@ -117,53 +106,6 @@ VALID.update({f"spec: {name}": text for name, text in SPEC_VALID.items()})
 INVALID.update({f"spec: {name}": text for name, (text, _) in SPEC_INVALID.items()})
 
 
-@pytest.fixture(scope="module")
-def validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(SCHEMA_PATH.read_text())
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-def schema_accepts(validator: jsonschema.protocols.Validator, text: str) -> bool:
-    document: Any = yaml.safe_load(text)
-    return bool(validator.is_valid(_json_keys(document)))
-
-
-def _json_keys(value: Any) -> Any:
-    """JSON has only string keys: a non-string key is kept distinguishable as its repr."""
-    if isinstance(value, dict):
-        return {k if isinstance(k, str) else repr(k): _json_keys(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_keys(v) for v in value]
-    return value
-
-
-def loader_error(text: str) -> str | None:
-    try:
-        load_rule_set([("rules.yaml", textwrap.dedent(text))], merge_domains=False)
-    except ConfigError as error:
-        return error.message
-    return None
-
-
-@pytest.mark.parametrize("text", VALID.values(), ids=VALID.keys())
-def test_valid_for_both(validator: jsonschema.protocols.Validator, text: str) -> None:
-    assert schema_accepts(validator, text)
-    assert loader_error(text) is None
-
-
-@pytest.mark.parametrize("text", INVALID.values(), ids=INVALID.keys())
-def test_invalid_for_both(validator: jsonschema.protocols.Validator, text: str) -> None:
-    assert not schema_accepts(validator, text)
-    assert loader_error(text) is not None
-
-
-@pytest.mark.parametrize(
-    ("text", "message"), SEMANTIC_ONLY.values(), ids=list(SEMANTIC_ONLY.keys())
+test_valid_for_both, test_invalid_for_both, test_semantic_checks_beyond_the_schema = (
+    agreement_tests(VALID, INVALID, SEMANTIC_ONLY, exact_messages=True)
 )
-def test_semantic_checks_beyond_the_schema(
-    validator: jsonschema.protocols.Validator, text: str, message: str
-) -> None:
-    assert schema_accepts(validator, text)
-    assert loader_error(text) == message

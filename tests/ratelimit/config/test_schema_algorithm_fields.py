@@ -14,12 +14,11 @@ import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not ins
 import pytest
 import yaml
 
-from tests.ratelimit.config.test_schema_agreement import (
+from tests.ratelimit.config.schema_cases import (
     SCHEMA_PATH,
+    agreement_tests,
     loader_error,
-    schema_accepts,
 )
-from tests.ratelimit.config.test_schema_agreement import validator as validator  # the fixture
 
 README = Path(__file__).resolve().parents[3] / "handlers" / "ratelimit" / "README.md"
 SECTION = "## Algorithms, windows and several limits"
@@ -157,27 +156,9 @@ SEMANTIC_ONLY = {
 }
 
 
-@pytest.mark.parametrize("text", VALID.values(), ids=VALID.keys())
-def test_valid_for_both(validator: jsonschema.protocols.Validator, text: str) -> None:
-    assert schema_accepts(validator, text)
-    assert loader_error(text) is None
-
-
-@pytest.mark.parametrize("text", INVALID.values(), ids=INVALID.keys())
-def test_invalid_for_both(validator: jsonschema.protocols.Validator, text: str) -> None:
-    assert not schema_accepts(validator, text)
-    assert loader_error(text) is not None
-
-
-@pytest.mark.parametrize(
-    ("text", "message"), SEMANTIC_ONLY.values(), ids=list(SEMANTIC_ONLY.keys())
+test_valid_for_both, test_invalid_for_both, test_semantic_checks_beyond_the_schema = (
+    agreement_tests(VALID, INVALID, SEMANTIC_ONLY, exact_messages=False)
 )
-def test_semantic_checks_beyond_the_schema(
-    validator: jsonschema.protocols.Validator, text: str, message: str
-) -> None:
-    assert schema_accepts(validator, text)
-    error = loader_error(text)
-    assert error is not None and message in error
 
 
 def readme_examples() -> list[str]:

@@ -8,6 +8,9 @@
     plus ``LanceDbStore.search`` called in this process.
 (c) Generation: time to the first byte of ``POST /generate`` (no retrieval), against the first
     delta of the same generator loaded in this process with the same prompt.
+(d) Retrieval quality (``--quality DIR``): a dataset in the BEIR layout uploaded through
+    ``POST /uploadDocument``, its queries searched through ``POST /documentSearch``; nDCG@10,
+    Recall@10 and Recall@100 per search mode (``bench/rag/quality.py``).
 (f) Search during ingestion (part ``ingesting``): ``POST /documentSearch`` p50/p99 while a 5 MB
     Markdown document (1 MB with ``--quick``) is being ingested, beside idle search in the same
     run (target: p99 <= 2 x idle).
@@ -38,7 +41,7 @@ from typing import Any
 import httpx
 
 from bench.percentiles import percentile
-from bench.rag import search_under_ingestion, workload
+from bench.rag import quality, search_under_ingestion, workload
 from bench.rag.servers import BenchError, base_url, rag_server, wait_ready
 from bench.ratelimit.servers import ServerProcess
 from handlers.rag.stores.upkeep import UPKEEP_DELAY, VERSION_RETENTION, disk_usage
@@ -53,6 +56,7 @@ TTFB_RATIO_TARGET = 1.15
 STORE_SIZE_TARGET = 3.0  # bytes on disk per byte of live chunk data, once upkeep has run
 UPKEEP_ALLOWANCE_S = 2.0  # the store's index upkeep after a round of uploads takes < 0.2 s
 SMOLLM2 = "SmolLM2-135M-Instruct"
+RERANK_GAIN_TARGET = 0.02  # nDCG@10 the reranker adds to hybrid search on the dataset
 
 
 @dataclass(frozen=True)
@@ -380,6 +384,37 @@ async def bench_generation(args: argparse.Namespace, tmp: Path, models: Path) ->
     return Report(figures, [verdict])
 
 
+# --------------------------------------------------------------------------- (d) quality
+
+
+async def bench_quality(args: argparse.Namespace, tmp: Path, models: Path) -> Report:
+    """(d): the dataset in ``args.quality`` through a fresh server (a tiny generator: nothing
+    is generated), every search mode in turn."""
+    from tests.rag.tiny_models import build_tiny_causal_lm
+
+    dataset = quality.load_beir(args.quality)
+    say(
+        f"(d) retrieval quality on {args.quality}: {len(dataset.corpus)} documents, "
+        f"{len(dataset.evaluated_queries())} evaluated queries"
+    )
+    tiny = str(build_tiny_causal_lm(tmp / "quality-lm"))
+    with running(share_models(tmp / "quality", models), tiny, tmp) as server:
+        url = base_url(server)
+        upload = await quality.upload_documents(url, dataset, upload_all, args.concurrency, say)
+        # the store folds new rows into its indexes once uploads pause: search what it serves
+        await asyncio.sleep(UPKEEP_DELAY + UPKEEP_ALLOWANCE_S)
+        results = await quality.evaluate(url, dataset, say)
+    modes = {result.name: result for result in results}
+    figures = {"upload": upload, "modes": {name: r.figures() for name, r in modes.items()}}
+    verdicts = []
+    hybrid, reranked = modes.get("hybrid"), modes.get("hybrid+rerank")
+    if hybrid and reranked and hybrid.supported and reranked.supported:
+        gain = reranked.ndcg_10 - hybrid.ndcg_10
+        target = f">= {RERANK_GAIN_TARGET}"
+        verdicts.append(Verdict("reranker nDCG@10 gain", gain, target, gain >= RERANK_GAIN_TARGET))
+    return Report(figures, verdicts)
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -390,7 +425,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--parts",
         default="ingest,search,ingesting,generate",
-        help="which parts to run (of ingest, search, ingesting, generate)",
+        help="which parts to run (of ingest, search, ingesting, generate, quality)",
     )
     parser.add_argument("--docs", type=int, help="documents uploaded per round (default 24)")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
@@ -400,6 +435,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, help="measured queries per size (default 200)")
     parser.add_argument("--samples", type=int, help="TTFB samples (default 10)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--quality",
+        type=Path,
+        metavar="DIR",
+        help="(d) retrieval quality on the BEIR-layout dataset in DIR (e.g. bench/rag/"
+        "quality_data); runs only this part unless --parts names others and 'quality'",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     args.docs = args.docs or (8 if quick else 24)
@@ -409,7 +451,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.samples = args.samples or (4 if quick else 10)
     args.sizes = [int(size) for size in args.sizes.split(",") if size]
     args.part_list = [part for part in args.parts.split(",") if part]
-    unknown = set(args.part_list) - {"ingest", "search", "ingesting", "generate"}
+    if args.quality is not None and "quality" not in args.part_list:
+        args.part_list = ["quality"]
+    if "quality" in args.part_list and args.quality is None:
+        parser.error("part quality needs --quality DIR")
+    unknown = set(args.part_list) - {"ingest", "search", "ingesting", "generate", "quality"}
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     return args
@@ -429,6 +475,7 @@ async def run(args: argparse.Namespace, tmp: Path) -> dict[str, Report]:
         "search": bench_search,
         "ingesting": bench_search_during_ingestion,
         "generate": bench_generation,
+        "quality": bench_quality,
     }
     return {name: await parts[name](args, tmp, models) for name in args.part_list}
 

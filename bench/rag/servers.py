@@ -45,10 +45,15 @@ def wait_ready(server: ServerProcess) -> float:
         while True:
             if not server.alive():
                 raise BenchError(f"rag-server exited while loading.\n{server.output()}")
-            response = client.get("/health")
-            if response.status_code == 200:
+            try:
+                response = client.get("/health")
+            except httpx.TransportError:  # not answering yet (or the machine paused it)
+                response = None
+            if response is None:
+                pass
+            elif response.status_code == 200:
                 return time.monotonic() - started
-            if response.json().get("status") == "failed":
+            elif response.json().get("status") == "failed":
                 raise BenchError(f"rag-server: {response.text}\n{server.output()}")
             if time.monotonic() - started > READY_DEADLINE_S:
                 raise BenchError(f"rag-server not ready after {READY_DEADLINE_S:.0f} s")

@@ -4,6 +4,7 @@ and as real ``ratelimit`` processes (logs, signals, workers, settings errors, th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -154,10 +155,8 @@ def processes() -> Iterator[list[Process]]:
     for process in started:
         # the whole group: a worker left behind would hold the pipes open, and reading them
         # to their end would wait forever
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.popen.communicate(timeout=20)
 
 
@@ -236,7 +235,9 @@ def test_memory_backend_runs_one_worker_and_says_so(
     assert "WORKERS=4 ignored: the memory backend keeps its counters in one process" in err
 
 
-HOURLY_1000 = RULES.replace("unit: minute, requests_per_unit: 2", "unit: hour, requests_per_unit: 1000")
+HOURLY_1000 = RULES.replace(
+    "unit: minute, requests_per_unit: 2", "unit: hour, requests_per_unit: 1000"
+)
 
 
 def test_workers_share_the_ports_with_redis(tmp_path: Path, processes: list[Process]) -> None:

@@ -311,12 +311,24 @@ class RestApi:
         )
         return with_error_headers(renderer(error, request), error)
 
+    def _within_base(self, path: str) -> str | None:
+        """``path`` relative to :attr:`base`, or ``None`` when it is outside."""
+        if not self.base:
+            return path
+        if path == self.base or path.startswith(self.base + "/"):
+            return path[len(self.base) :] or "/"
+        return None
+
+    def endpoint_for(self, path: str, method: str) -> Endpoint | None:
+        """The endpoint a request for ``method`` on ``path`` is routed to, if any."""
+        relative = self._within_base(path)
+        return self.routes.match(relative, method).endpoint if relative is not None else None
+
     async def _handle(self, request: Request, path: str) -> Response:
-        if self.base:
-            if path == self.base or path.startswith(self.base + "/"):
-                path = path[len(self.base) :] or "/"
-            else:
-                raise HttpError(404, f"Cannot route request to {request.url.path}")
+        relative = self._within_base(path)
+        if relative is None:
+            raise HttpError(404, f"Cannot route request to {request.url.path}")
+        path = relative
         method = request.method
         match = self.routes.match(path, method)
         endpoint = match.endpoint
@@ -327,6 +339,7 @@ class RestApi:
             if method == "OPTIONS":
                 return Response.no_content().header("Allow", allow)
             raise HttpError(405, f"Method {method} not allowed", headers={"Allow": allow})
+        request.scope["webrest.endpoint"] = endpoint  # for instruments (webrest.metrics)
 
         offered = endpoint.declaration.produces or self.formats.writable
         accept = request.header(b"accept")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webrest.api import RestApi
+from webrest.api import Endpoint, RestApi
 from webrest.docs import DocsPage
 from webrest.error_rendering import ErrorRenderer, default_error_renderer, with_error_headers
 from webrest.errors import HttpError
@@ -30,7 +30,7 @@ from webrest.request import Request
 from webrest.response import Response
 from webrest.transmission import DefaultHeaders, Rendered, render
 
-__all__ = ["DEFAULT_MAX_BODY_SIZE", "Application"]
+__all__ = ["DEFAULT_MAX_BODY_SIZE", "Application", "Instrument"]
 
 log = logging.getLogger("webrest")
 
@@ -41,6 +41,25 @@ Lifespan = Callable[["Application"], AbstractAsyncContextManager[None]]
 
 _FIXED_METHODS = "GET, HEAD, OPTIONS"
 """The methods of the paths the application answers itself (its OpenAPI document, its docs)."""
+
+
+class Instrument(Protocol):
+    """Observes every HTTP request of an application (:class:`webrest.metrics.RequestMetrics`):
+    ``attach`` is called once by :meth:`Application.instrument`, then ``observe`` runs the
+    application on each request, with its own ``send`` if it likes."""
+
+    def attach(self, app: Application) -> None: ...
+
+    async def observe(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None: ...
+
+
+def relative_path(scope: Scope) -> str:
+    """The request's path under the application's ``root_path``."""
+    path: str = scope["path"]
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        return path[len(root) :] or "/"
+    return path
 
 
 @asynccontextmanager
@@ -107,6 +126,7 @@ class Application:
         self._openapi: bytes | None = None
         self._title: str | None = None
         self.docs: DocsPage | None = None
+        self._instrument: Instrument | None = None
         # the paths answered before routing, looked up once per request: path -> GET answer
         self._fixed: dict[str, Callable[[str], Response]] = {}
         if openapi_path is not None:
@@ -120,6 +140,32 @@ class Application:
         self.filters.append(check_filter(filter_))
         return self
 
+    def instrument(self, instrument: Instrument) -> Application:
+        """Observe every HTTP request with ``instrument`` (one per application), for example
+        ``app.instrument(RequestMetrics())``; returns the application."""
+        if self._instrument is not None:
+            raise ValueError("the application is already instrumented")
+        instrument.attach(self)
+        self._instrument = instrument
+        return self
+
+    def answer(self, path: str, respond: Callable[[], Response]) -> Application:
+        """Answer ``GET`` and ``HEAD`` on ``path`` with ``respond()`` before filters and APIs,
+        as the OpenAPI document is answered (``OPTIONS``: ``204``; other methods: ``405``)."""
+        if path in self._fixed:
+            raise ValueError(f"the application already answers {path}")
+        self._fixed[path] = lambda root_path: respond()
+        return self
+
+    def route_for(self, scope: Scope) -> Endpoint | str | None:
+        """What answers this request: the endpoint routing picks, the path when the
+        application answers it itself (its document, its docs), or ``None`` (no route)."""
+        path = relative_path(scope)
+        if path in self._fixed:
+            return path
+        api = self._api_for(path)
+        return api.endpoint_for(path, scope["method"]) if api is not None else None
+
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document: the one given, or one generated from every mounted API."""
         if self._document is not None:
@@ -131,7 +177,10 @@ class Application:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            if self._instrument is None:
+                await self._http(scope, receive, send)
+            else:
+                await self._instrument.observe(scope, receive, send, self._http)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         else:
@@ -142,10 +191,8 @@ class Application:
         scope["webrest.max_body_size"] = self.max_body_size
         if self._shared_renderer is not None:
             scope["webrest.error_renderer"] = self._shared_renderer
-        path: str = scope["path"]
+        path = relative_path(scope)
         root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
         fixed = self._fixed.get(path)
         if fixed is not None:
             await self._send(self._answer_fixed(fixed, request, root), scope, receive, send)
@@ -248,6 +295,7 @@ class Application:
                 log.exception("Cannot write the error response either")
                 error = Response.error(500, "Internal Server Error")
                 rendered = render(error, "application/json", self._formats, self._default_headers)
+        scope["webrest.status"] = rendered.status  # for instruments (webrest.metrics)
         await rendered.send(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -488,12 +488,18 @@ RETRIES_EXTENSION = "rag_client_retries"
 """The ``httpx.Response.extensions`` key of how many retries a response took."""
 
 
-def _build_upload_document(file: FileInput) -> _Request:
+def _build_upload_document(
+    file: FileInput, *, collection: str | None = None, metadata: str | None = None
+) -> _Request:
     request = _Request("POST", "/uploadDocument")
     request.data = {}
     request.files = []
     if file is not None:
         request.files.append(_file("file", file))
+    if collection is not None:
+        request.data["collection"] = _text(collection)
+    if metadata is not None:
+        request.data["metadata"] = _text(metadata)
     return request
 
 
@@ -516,8 +522,10 @@ def _build_document_search(body: models.DocumentSearch | Mapping[str, Any]) -> _
     return request
 
 
-def _build_list_documents() -> _Request:
+def _build_list_documents(*, collection: str | None = None) -> _Request:
     request = _Request("GET", "/documents")
+    if collection is not None:
+        request.params["collection"] = _text(collection)
     return request
 
 
@@ -533,10 +541,19 @@ def _build_list_ingestion_jobs(*, limit: int | None = None) -> _Request:
     return request
 
 
-def _build_create_ingestion_job(*, files: Mapping[str, FileInput] | None = None) -> _Request:
+def _build_create_ingestion_job(
+    *,
+    collection: str | None = None,
+    metadata: str | None = None,
+    files: Mapping[str, FileInput] | None = None,
+) -> _Request:
     request = _Request("POST", "/ingestionJobs")
     request.data = {}
     request.files = []
+    if collection is not None:
+        request.data["collection"] = _text(collection)
+    if metadata is not None:
+        request.data["metadata"] = _text(metadata)
     for key, value in (files or {}).items():
         request.files.append(_file(key, value))
     return request
@@ -598,7 +615,7 @@ def _settings(api_key: str | None, base_url: str | None) -> tuple[str | None, st
 
 
 def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    headers = {"user-agent": "rag-client/0.2.0"}
+    headers = {"user-agent": "rag-client/0.3.0"}
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     headers.update(extra or {})
@@ -616,11 +633,13 @@ class _RawRagClient:
         self,
         file: FileInput,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[models.UploadResult]:
         """POST /uploadDocument: Upload Document"""
-        request = _build_upload_document(file)
+        request = _build_upload_document(file, collection=collection, metadata=metadata)
         response = self._client._send(
             request,
             timeout=timeout,
@@ -647,11 +666,12 @@ class _RawRagClient:
     def list_documents(
         self,
         *,
+        collection: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[builtins.list[models.DocumentInfo]]:
         """GET /documents: List Documents"""
-        request = _build_list_documents()
+        request = _build_list_documents(collection=collection)
         response = self._client._send(
             request,
             timeout=timeout,
@@ -694,12 +714,14 @@ class _RawRagClient:
     def create_ingestion_job(
         self,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         files: Mapping[str, FileInput] | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[models.IngestionJob]:
         """POST /ingestionJobs: Create Ingestion Job"""
-        request = _build_create_ingestion_job(files=files)
+        request = _build_create_ingestion_job(collection=collection, metadata=metadata, files=files)
         response = self._client._send(
             request,
             timeout=timeout,
@@ -902,11 +924,13 @@ class RagClient:
         self,
         file: FileInput,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> models.UploadResult:
         """POST /uploadDocument: Upload Document"""
-        request = _build_upload_document(file)
+        request = _build_upload_document(file, collection=collection, metadata=metadata)
         response = self._send(
             request,
             timeout=timeout,
@@ -950,11 +974,12 @@ class RagClient:
     def list_documents(
         self,
         *,
+        collection: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> builtins.list[models.DocumentInfo]:
         """GET /documents: List Documents"""
-        request = _build_list_documents()
+        request = _build_list_documents(collection=collection)
         response = self._send(
             request,
             timeout=timeout,
@@ -997,12 +1022,14 @@ class RagClient:
     def create_ingestion_job(
         self,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         files: Mapping[str, FileInput] | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> models.IngestionJob:
         """POST /ingestionJobs: Create Ingestion Job"""
-        request = _build_create_ingestion_job(files=files)
+        request = _build_create_ingestion_job(collection=collection, metadata=metadata, files=files)
         response = self._send(
             request,
             timeout=timeout,
@@ -1054,11 +1081,13 @@ class _AsyncRawRagClient:
         self,
         file: FileInput,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[models.UploadResult]:
         """POST /uploadDocument: Upload Document"""
-        request = _build_upload_document(file)
+        request = _build_upload_document(file, collection=collection, metadata=metadata)
         response = await self._client._send(
             request,
             timeout=timeout,
@@ -1085,11 +1114,12 @@ class _AsyncRawRagClient:
     async def list_documents(
         self,
         *,
+        collection: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[builtins.list[models.DocumentInfo]]:
         """GET /documents: List Documents"""
-        request = _build_list_documents()
+        request = _build_list_documents(collection=collection)
         response = await self._client._send(
             request,
             timeout=timeout,
@@ -1132,12 +1162,14 @@ class _AsyncRawRagClient:
     async def create_ingestion_job(
         self,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         files: Mapping[str, FileInput] | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> RawResponse[models.IngestionJob]:
         """POST /ingestionJobs: Create Ingestion Job"""
-        request = _build_create_ingestion_job(files=files)
+        request = _build_create_ingestion_job(collection=collection, metadata=metadata, files=files)
         response = await self._client._send(
             request,
             timeout=timeout,
@@ -1342,11 +1374,13 @@ class AsyncRagClient:
         self,
         file: FileInput,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> models.UploadResult:
         """POST /uploadDocument: Upload Document"""
-        request = _build_upload_document(file)
+        request = _build_upload_document(file, collection=collection, metadata=metadata)
         response = await self._send(
             request,
             timeout=timeout,
@@ -1390,11 +1424,12 @@ class AsyncRagClient:
     async def list_documents(
         self,
         *,
+        collection: str | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> builtins.list[models.DocumentInfo]:
         """GET /documents: List Documents"""
-        request = _build_list_documents()
+        request = _build_list_documents(collection=collection)
         response = await self._send(
             request,
             timeout=timeout,
@@ -1437,12 +1472,14 @@ class AsyncRagClient:
     async def create_ingestion_job(
         self,
         *,
+        collection: str | None = None,
+        metadata: str | None = None,
         files: Mapping[str, FileInput] | None = None,
         timeout: float | httpx.Timeout | None = None,
         max_retries: int | None = None,
     ) -> models.IngestionJob:
         """POST /ingestionJobs: Create Ingestion Job"""
-        request = _build_create_ingestion_job(files=files)
+        request = _build_create_ingestion_job(collection=collection, metadata=metadata, files=files)
         response = await self._send(
             request,
             timeout=timeout,

@@ -30,6 +30,8 @@ class RagHandlers(Protocol):
         self,
         *,
         file: UploadFile,
+        collection: str = "default",
+        metadata: str | None = None,
     ) -> models.UploadResult | Response:
         """POST /uploadDocument: Upload Document"""
         ...
@@ -53,6 +55,8 @@ class RagHandlers(Protocol):
 
     async def list_documents(
         self,
+        *,
+        collection: str = "default",
     ) -> list[models.DocumentInfo] | Response:
         """GET /documents: List Documents"""
         ...
@@ -77,6 +81,8 @@ class RagHandlers(Protocol):
         self,
         *,
         files: Mapping[str, UploadFile],
+        collection: str = "default",
+        metadata: str | None = None,
     ) -> models.IngestionJob | Response:
         """POST /ingestionJobs: Create Ingestion Job"""
         ...

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any, Dict
 
 from pydantic import (
     MISSING,
@@ -17,6 +17,68 @@ from pydantic import (
     StrictFloat,
     StrictInt,
 )
+
+
+class CollectionName(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="A collection: lower-case letters, digits, `_` and `-`, starting with a letter or digit,\nat most 64 characters. Collections exist as soon as a document is stored in one; the\nseed's operations use `default`. Replacing a document by file name happens within its\ncollection.\n",
+            examples=["default"],
+            max_length=64,
+            min_length=1,
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+            title="Collection",
+        ),
+    ] = "default"
+
+
+class Metadata(BaseModel):
+    """
+    The document's metadata as uploaded (see `MetadataText`).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=True,
+    )
+
+
+class MetadataFilter(RootModel[dict[str, Any]]):
+    """
+    Which documents' chunks may be retrieved, by their metadata (a subset of MongoDB's
+    query language), applied inside the vector store before ranking: a filtered search
+    still returns `num_docs` chunks whenever that many match. Grammar:
+
+        filter := { clause, ... }                all clauses hold ({} or null: no filter)
+        clause := "$and": [filter, ...]          every one holds (1 to 16 filters)
+                | "$or":  [filter, ...]          at least one holds (1 to 16 filters)
+                | KEY: scalar                    equality, as {"$eq": scalar}
+                | KEY: {op: operand, ...}        every operator holds
+        op     := "$eq": scalar | "$in": [scalar, ...] (1 to 100)
+                | "$gt" | "$gte" | "$lt" | "$lte": number
+        scalar := string | number | boolean
+
+    Equality is typed (`"1"`, `1` and `true` differ; `1` and `1.0` do not); a list value
+    equals a string it contains. Ranges hold for numeric values only. A document without
+    the key matches no condition on it. `$and`/`$or` nest at most 4 deep, at most 64 key
+    conditions in all. Anything else is a 422 at `["body", "filter", ...]`.
+
+    """
+
+    root: Annotated[dict[str, Any], Field(max_length=64)]
+
+
+class SearchMode(StrEnum):
+    """
+    `hybrid` (the default): full-text (BM25) and vector rankings fused; `vector`: vector
+    similarity alone; `text`: full-text alone.
+
+    """
+
+    hybrid = "hybrid"
+    vector = "vector"
+    text = "text"
 
 
 class BodyUploadDocumentUploadDocumentPost(BaseModel):
@@ -35,10 +97,42 @@ class BodyUploadDocumentUploadDocumentPost(BaseModel):
             title="File",
         ),
     ]
+    collection: Annotated[
+        str,
+        Field(
+            description="A collection: lower-case letters, digits, `_` and `-`, starting with a letter or digit,\nat most 64 characters. Collections exist as soon as a document is stored in one; the\nseed's operations use `default`. Replacing a document by file name happens within its\ncollection.\n",
+            examples=["default"],
+            max_length=64,
+            min_length=1,
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+            title="Collection",
+        ),
+    ] = "default"
+    metadata: Annotated[
+        str | MISSING,
+        Field(
+            description='The document\'s metadata: the text of a flat JSON object (at most 8192 bytes), at most\n32 keys, each matching `^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`; each value a string (at most\n1024 characters), a finite number, a boolean, or a list of at most 64 such strings\n(`null` and nested objects are refused: 422 at `["body", "metadata"]`). Filters\ncompare these values (see `MetadataFilter`); store dates as numbers (e.g. `20240131`\nor seconds since the epoch) to filter them by range.\n',
+            examples=['{"year": 2024, "department": "finance", "tags": ["q1", "audited"]}'],
+            max_length=8192,
+            title="Metadata",
+        ),
+    ] = MISSING
 
 
 class StopItem(RootModel[str]):
     root: Annotated[str, Field(max_length=64, min_length=1)]
+
+
+class Mode(StrEnum):
+    """
+    `hybrid` (the default): full-text (BM25) and vector rankings fused; `vector`: vector
+    similarity alone; `text`: full-text alone.
+
+    """
+
+    hybrid = "hybrid"
+    vector = "vector"
+    text = "text"
 
 
 class Prompt(BaseModel):
@@ -118,6 +212,26 @@ class Prompt(BaseModel):
             title="Seed",
         ),
     ] = None
+    collection: Annotated[
+        str,
+        Field(
+            description="A collection: lower-case letters, digits, `_` and `-`, starting with a letter or digit,\nat most 64 characters. Collections exist as soon as a document is stored in one; the\nseed's operations use `default`. Replacing a document by file name happens within its\ncollection.\n",
+            examples=["default"],
+            max_length=64,
+            min_length=1,
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+            title="Collection",
+        ),
+    ] = "default"
+    filter: MetadataFilter | None | MISSING = MISSING
+    mode: Annotated[
+        Mode,
+        Field(
+            description="`hybrid` (the default): full-text (BM25) and vector rankings fused; `vector`: vector\nsimilarity alone; `text`: full-text alone.\n",
+            examples=["hybrid"],
+            title="SearchMode",
+        ),
+    ] = Mode.hybrid
 
 
 class DocumentSearch(BaseModel):
@@ -149,6 +263,26 @@ class DocumentSearch(BaseModel):
             title="Num Docs",
         ),
     ] = 4
+    collection: Annotated[
+        str,
+        Field(
+            description="A collection: lower-case letters, digits, `_` and `-`, starting with a letter or digit,\nat most 64 characters. Collections exist as soon as a document is stored in one; the\nseed's operations use `default`. Replacing a document by file name happens within its\ncollection.\n",
+            examples=["default"],
+            max_length=64,
+            min_length=1,
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+            title="Collection",
+        ),
+    ] = "default"
+    filter: MetadataFilter | None | MISSING = MISSING
+    mode: Annotated[
+        Mode,
+        Field(
+            description="`hybrid` (the default): full-text (BM25) and vector rankings fused; `vector`: vector\nsimilarity alone; `text`: full-text alone.\n",
+            examples=["hybrid"],
+            title="SearchMode",
+        ),
+    ] = Mode.hybrid
 
 
 class UploadResult(BaseModel):
@@ -236,6 +370,11 @@ class SearchResult(BaseModel):
             title="Chunk",
         ),
     ]
+    collection: Annotated[
+        str | MISSING,
+        Field(description="Collection of the chunk's document.", title="Collection"),
+    ] = MISSING
+    metadata: Metadata | MISSING = MISSING
 
 
 class StreamDelta(BaseModel):
@@ -294,6 +433,11 @@ class DocumentInfo(BaseModel):
     filename: Annotated[str, Field(title="Filename")]
     chunks: Annotated[StrictInt, Field(ge=0, title="Chunks")]
     uploaded_at: Annotated[AwareDatetime, Field(title="Uploaded At")]
+    collection: Annotated[
+        str,
+        Field(description="The collection the document lives in.", title="Collection"),
+    ]
+    metadata: Metadata
 
 
 class Status(StrEnum):
@@ -333,14 +477,41 @@ class Health(BaseModel):
     ]
 
 
-class BodyCreateIngestionJob(RootModel[dict[str, bytes]]):
+class BodyCreateIngestionJob(BaseModel):
     """
     The files of an ingestion job: 1 to 32 file parts, each under a name of its own (the
-    part names are not kept; each file's own file name is its stored name).
+    part names are not kept; each file's own file name is its stored name), and optionally
+    the text fields `collection` and `metadata`, which apply to every file of the job.
 
     """
 
-    root: Annotated[dict[str, bytes], Field(max_length=32, min_length=1)]
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=True,
+    )
+    __annotations__ = {
+        "__pydantic_extra__": Dict[str, bytes],
+    }
+    collection: Annotated[
+        str,
+        Field(
+            description="A collection: lower-case letters, digits, `_` and `-`, starting with a letter or digit,\nat most 64 characters. Collections exist as soon as a document is stored in one; the\nseed's operations use `default`. Replacing a document by file name happens within its\ncollection.\n",
+            examples=["default"],
+            max_length=64,
+            min_length=1,
+            pattern="^[a-z0-9][a-z0-9_-]{0,63}$",
+            title="Collection",
+        ),
+    ] = "default"
+    metadata: Annotated[
+        str | MISSING,
+        Field(
+            description='The document\'s metadata: the text of a flat JSON object (at most 8192 bytes), at most\n32 keys, each matching `^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`; each value a string (at most\n1024 characters), a finite number, a boolean, or a list of at most 64 such strings\n(`null` and nested objects are refused: 422 at `["body", "metadata"]`). Filters\ncompare these values (see `MetadataFilter`); store dates as numbers (e.g. `20240131`\nor seconds since the epoch) to filter them by range.\n',
+            examples=['{"year": 2024, "department": "finance", "tags": ["q1", "audited"]}'],
+            max_length=8192,
+            title="Metadata",
+        ),
+    ] = MISSING
 
 
 class IngestionJobState(StrEnum):

@@ -58,8 +58,32 @@ OPENAPI: dict[str, Any] = json.loads(
 _GENERATE_BODY = TypeAdapter(models.Prompt)
 _DOCUMENT_SEARCH_BODY = TypeAdapter(models.DocumentSearch)
 
-_UPLOAD_DOCUMENT_FORM = (FormField("file", "file", True),)
-_CREATE_INGESTION_JOB_FORM = (FormField("files", "files", False),)
+_UPLOAD_DOCUMENT_FORM = (
+    FormField("file", "file", True),
+    FormField(
+        "collection",
+        "value",
+        False,
+        TypeAdapter(
+            Annotated[str, Field(min_length=1, max_length=64, pattern="^[a-z0-9][a-z0-9_-]{0,63}$")]
+        ),
+        "default",
+    ),
+    FormField("metadata", "value", False, TypeAdapter(str), None),
+)
+_CREATE_INGESTION_JOB_FORM = (
+    FormField(
+        "collection",
+        "value",
+        False,
+        TypeAdapter(
+            Annotated[str, Field(min_length=1, max_length=64, pattern="^[a-z0-9][a-z0-9_-]{0,63}$")]
+        ),
+        "default",
+    ),
+    FormField("metadata", "value", False, TypeAdapter(str), None),
+    FormField("files", "files", False),
+)
 
 
 @Resource("")
@@ -90,7 +114,11 @@ class RagRoutes:
             json_field=None,
             forbid_extra=True,
         )
-        result = await self._handlers.upload_document(file=cast("UploadFile", form["file"]))
+        result = await self._handlers.upload_document(
+            file=cast("UploadFile", form["file"]),
+            collection=cast("str", form["collection"]),
+            metadata=cast("str | None", form["metadata"]),
+        )
         return success(result, 200, None)
 
     @Post(
@@ -138,9 +166,14 @@ class RagRoutes:
     async def list_documents(
         self,
         request: Request,
+        collection: Annotated[
+            str,
+            Param("collection"),
+            Field(min_length=1, max_length=64, pattern="^[a-z0-9][a-z0-9_-]{0,63}$"),
+        ] = "default",
     ) -> Response:
         """GET /documents"""
-        result = await self._handlers.list_documents()
+        result = await self._handlers.list_documents(collection=collection)
         return success(result, 200, None)
 
     @Delete(
@@ -195,7 +228,9 @@ class RagRoutes:
             json_field=None,
         )
         result = await self._handlers.create_ingestion_job(
-            files=cast("Mapping[str, UploadFile]", form["files"])
+            collection=cast("str", form["collection"]),
+            metadata=cast("str | None", form["metadata"]),
+            files=cast("Mapping[str, UploadFile]", form["files"]),
         )
         return success(result, 202, None)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from handlers.rag.metadata import DEFAULT_COLLECTION, Metadata
 
 __all__ = ["Chunk", "DocumentRecord", "SearchHit", "content_hash"]
 
@@ -24,6 +26,8 @@ class Chunk:
     page: int | None  # 1-based page the chunk starts on; None for formats without pages
     text: str
     content_hash: str  # content_hash(text)
+    collection: str = DEFAULT_COLLECTION  # its document's collection
+    metadata: Metadata = field(default_factory=dict)  # its document's metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,8 @@ class DocumentRecord:
     filename: str
     chunks: int
     uploaded_at: datetime.datetime  # timezone-aware UTC
+    collection: str = DEFAULT_COLLECTION
+    metadata: Metadata = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,10 @@ from typing import Any, TypeVar
 from starlette.datastructures import UploadFile
 
 from generated.rag import models
+from handlers.rag.api_keys import KeyScope
 from handlers.rag.components import NotReady
 from handlers.rag.documents import DocumentRecord, SearchHit
+from handlers.rag.filters import Filter, FilterError, parse_filter
 from handlers.rag.generation.base import Finish, GenerationError, Sampling
 from handlers.rag.ingestion_jobs import (
     MAX_JOB_FILES,
@@ -37,7 +39,15 @@ from handlers.rag.ingestion_jobs import (
     QueueFull,
     SpoolFailed,
 )
+from handlers.rag.metadata import (
+    DEFAULT_COLLECTION,
+    MetadataError,
+    MetadataValue,
+    check_collection,
+    parse_metadata,
+)
 from handlers.rag.service import Answer, RagService, UploadRejected, UploadTooLarge
+from handlers.rag.stores.base import SEARCH_MODES, SearchMode
 from webrest import BadRequest, ErrorDetail, FilterChain, HttpError, Request, Response
 
 __all__ = [
@@ -72,6 +82,8 @@ def search_result(hit: SearchHit) -> models.SearchResult:
         document_id=chunk.document_id,
         page=chunk.page,
         chunk=chunk.position,
+        collection=chunk.collection,
+        metadata=dict(chunk.metadata),
     )
 
 
@@ -81,6 +93,8 @@ def document_info(record: DocumentRecord) -> models.DocumentInfo:
         filename=record.filename,
         chunks=record.chunks,
         uploaded_at=record.uploaded_at,
+        collection=record.collection,
+        metadata=dict(record.metadata),
     )
 
 
@@ -131,6 +145,46 @@ def _unavailable_while_not_ready() -> Iterator[None]:
         raise HttpError(503, "Service Unavailable") from None
 
 
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+_MODES: dict[str, SearchMode] = {mode: mode for mode in SEARCH_MODES}
+
+
+def _invalid(field: str, message: str, path: tuple[str | int, ...] = ()) -> BadRequest:
+    """A 422 at ``["body", field, *path]`` in the API's error shape."""
+    detail = ErrorDetail(("body", field, *path), f"Value error, {message}", "value_error")
+    return BadRequest(f"Invalid {field}", [detail])
+
+
+def placement_of(
+    collection: str | None, metadata: str | None
+) -> tuple[str, dict[str, MetadataValue]]:
+    """An upload's collection and metadata form fields, checked (BadRequest: a 422)."""
+    name = DEFAULT_COLLECTION if collection is None else collection
+    try:
+        check_collection(name)
+    except MetadataError as error:
+        raise _invalid("collection", str(error)) from None
+    try:
+        return name, parse_metadata(metadata)
+    except MetadataError as error:
+        raise _invalid("metadata", str(error)) from None
+
+
+def retrieval_of(
+    body: models.Prompt | models.DocumentSearch,
+) -> tuple[str, Filter | None, SearchMode]:
+    """A request's collection, parsed filter and mode (BadRequest for a filter outside the
+    grammar: a 422 at its place in the filter)."""
+    collection = body.collection or DEFAULT_COLLECTION
+    raw = body.filter.root if isinstance(body.filter, models.MetadataFilter) else None
+    try:
+        where = parse_filter(raw)
+    except FilterError as error:
+        raise _invalid("filter", error.message, error.path) from None
+    mode = _MODES.get(body.mode.value if body.mode is not None else "hybrid", "hybrid")
+    return collection, where, mode
+
+
 class RagHttpHandlers:
     """The ``RagHandlers`` of the service."""
 
@@ -138,13 +192,40 @@ class RagHttpHandlers:
         self.service = service
         self.jobs = jobs
 
-    async def upload_document(self, *, file: UploadFile) -> models.UploadResult | Response:
+    def _authorize(self, collection: str | None = None) -> KeyScope | None:
+        """With API keys on (``service.options.api_keys``): the caller's scope; 401 without a
+        valid ``Authorization: Bearer`` key, 403 when ``collection`` is named and the key may
+        not use it. None when keys are off."""
+        keys = self.service.options.api_keys
+        if keys is None:
+            return None
+        request = _REQUEST.get()
+        header = request.headers.get("authorization", "") if request is not None else ""
+        scheme, _, token = header.partition(" ")
+        if not header:
+            raise HttpError(401, "Missing API key: send 'Authorization: Bearer <API_KEY>'",
+                            (), _CHALLENGE)  # fmt: skip
+        scope = keys.scope(token.strip()) if scheme.lower() == "bearer" else None
+        if scope is None:
+            raise HttpError(401, "Invalid API key", (), _CHALLENGE)
+        if collection is not None and not scope.may_use(collection):
+            raise HttpError(403, f"This API key may not use the collection {collection!r}")
+        return scope
+
+    async def upload_document(
+        self, *, file: UploadFile, collection: str | None = None, metadata: str | None = None
+    ) -> models.UploadResult | Response:
+        name, checked = placement_of(collection, metadata)
+        self._authorize(name)
         size = file.size if file.size is not None else _size_of(file)
         await file.seek(0)
         try:
             with _unavailable_while_not_ready():
                 record = await _cancelled_if_client_leaves(
-                    self.service.upload(file.file, file.filename, size), file.filename
+                    self.service.upload(
+                        file.file, file.filename, size, collection=name, metadata=checked
+                    ),
+                    file.filename,
                 )
         except UploadTooLarge as error:
             raise HttpError(413, str(error)) from None
@@ -161,6 +242,8 @@ class RagHttpHandlers:
     async def generate(
         self, *, body: models.Prompt, media_type: str
     ) -> AsyncIterator[str] | Response:
+        collection, where, mode = retrieval_of(body)
+        self._authorize(collection)
         with _unavailable_while_not_ready():
             answer = await self.service.answer(
                 body.question,
@@ -168,6 +251,9 @@ class RagHttpHandlers:
                 use_knowledge_base=body.use_knowledge_base,
                 max_new_tokens=body.num_tokens,
                 sampling=sampling_of(body),
+                collection=collection,
+                where=where,
+                mode=mode,
             )
         if media_type == EVENT_STREAM:
             stream = Response.ok().type(EVENT_STREAM).stream(_events(answer))
@@ -177,25 +263,43 @@ class RagHttpHandlers:
     async def document_search(
         self, *, body: models.DocumentSearch
     ) -> list[models.SearchResult] | Response:
+        collection, where, mode = retrieval_of(body)
+        self._authorize(collection)
         with _unavailable_while_not_ready():
-            hits = await self.service.search(body.content, body.num_docs)
+            hits = await self.service.search(
+                body.content, body.num_docs, collection=collection, where=where, mode=mode
+            )
         return [search_result(hit) for hit in hits]
 
-    async def list_documents(self) -> list[models.DocumentInfo] | Response:
+    async def list_documents(
+        self, *, collection: str = DEFAULT_COLLECTION
+    ) -> list[models.DocumentInfo] | Response:
+        self._authorize(collection)
         with _unavailable_while_not_ready():
-            records = await self.service.list_documents()
+            records = await self.service.list_documents(collection)
         return [document_info(record) for record in records]
 
     async def delete_document(self, *, document_id: str) -> Response | None:
+        scope = self._authorize()
         with _unavailable_while_not_ready():
+            if scope is not None and scope.collections is not None:
+                for record in await self.service.list_documents():
+                    if record.document_id == document_id:
+                        self._authorize(record.collection)
             deleted = await self.service.delete_document(document_id)
         if not deleted:
             raise HttpError(404, "Not Found")
         return None
 
     async def create_ingestion_job(
-        self, *, files: Mapping[str, UploadFile]
+        self,
+        *,
+        files: Mapping[str, UploadFile],
+        collection: str | None = None,
+        metadata: str | None = None,
     ) -> models.IngestionJob | Response:
+        name, checked = placement_of(collection, metadata)
+        self._authorize(name)
         if not files:
             detail = ErrorDetail(
                 ("body",), "Value error, at least one file part is required", "value_error"
@@ -214,7 +318,7 @@ class RagHttpHandlers:
             await upload.seek(0)
             new_files.append(NewFile(upload.filename, upload.file, size))
         try:
-            job = await self.jobs.submit(new_files)
+            job = await self.jobs.submit(new_files, collection=name, metadata=checked)
         except QueueFull as error:
             return (
                 Response.status(429)
@@ -227,15 +331,19 @@ class RagHttpHandlers:
         return job_info(job)
 
     async def get_ingestion_job(self, *, job_id: str) -> models.IngestionJob | Response:
+        self._authorize()
         job = await self.jobs.get(job_id)
         if job is None:
             raise HttpError(404, "Not Found")
+        self._authorize(job.collection)
         return job_info(job)
 
     async def list_ingestion_jobs(
         self, *, limit: int = 100
     ) -> list[models.IngestionJob] | Response:
-        return [job_info(job) for job in await self.jobs.recent(limit)]
+        scope = self._authorize()
+        jobs = await self.jobs.recent(limit)
+        return [job_info(job) for job in jobs if scope is None or scope.may_use(job.collection)]
 
     async def health(self) -> models.Health | Response:
         status, components = self.service.health()

@@ -36,7 +36,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -44,6 +44,12 @@ from typing import Any, BinaryIO, Literal
 import anyio.to_thread
 
 from handlers.rag.components import NotReady
+from handlers.rag.metadata import (
+    DEFAULT_COLLECTION,
+    MetadataValue,
+    check_collection,
+    check_metadata,
+)
 from handlers.rag.service import RagService, UploadRejected, UploadTooLarge, stored_filename
 
 __all__ = [
@@ -142,6 +148,10 @@ class Job:
     job_id: str
     created_at: datetime.datetime
     files: list[JobFile]
+    collection: str = DEFAULT_COLLECTION
+    """The collection its files are stored in."""
+    metadata: dict[str, MetadataValue] = field(default_factory=dict)
+    """The metadata each of its documents carries."""
     started_at: datetime.datetime | None = None
     finished_at: datetime.datetime | None = None
     dirty: bool = field(default=False, repr=False)
@@ -195,6 +205,8 @@ class Job:
             "created_at": self.created_at.isoformat(),
             "started_at": _iso(self.started_at),
             "finished_at": _iso(self.finished_at),
+            "collection": self.collection,
+            "metadata": self.metadata,
             "files": [
                 {
                     "filename": entry.filename,
@@ -234,6 +246,9 @@ class Job:
             started_at=None if data["started_at"] is None else _parse_time(data["started_at"]),
             finished_at=None if data["finished_at"] is None else _parse_time(data["finished_at"]),
             files=files,
+            # records written before collections: the default one, no metadata
+            collection=check_collection(str(data.get("collection", DEFAULT_COLLECTION))),
+            metadata=check_metadata(data.get("metadata", {})),
         )
 
 
@@ -303,8 +318,15 @@ class IngestionJobs:
 
     # -- the API ------------------------------------------------------------------------------
 
-    async def submit(self, files: Sequence[NewFile]) -> Job:
-        """Spool ``files`` as a new job and queue them; the job (state ``queued``).
+    async def submit(
+        self,
+        files: Sequence[NewFile],
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        metadata: Mapping[str, MetadataValue] | None = None,
+    ) -> Job:
+        """Spool ``files`` as a new job and queue them, to be stored in ``collection`` with
+        ``metadata`` (both checked by the caller); the job (state ``queued``).
 
         QueueFull when the queue has no room for them; SpoolFailed when the disk refused them.
         """
@@ -327,6 +349,8 @@ class IngestionJobs:
                 JobFile(filename=stored_filename(item.uploaded_name), bytes=item.size, spool="")
                 for item in files
             ],
+            collection=collection,
+            metadata=dict(metadata or {}),
         )
         for index, entry in enumerate(job.files):
             entry.spool = f"{index}.upload"
@@ -456,7 +480,12 @@ class IngestionJobs:
         while True:
             try:
                 record = await self.service.ingest_spooled(
-                    path, entry.filename, entry.bytes, progress=progress
+                    path,
+                    entry.filename,
+                    entry.bytes,
+                    collection=job.collection,
+                    metadata=job.metadata,
+                    progress=progress,
                 )
             except NotReady as error:  # models still loading: wait for them, keep the file
                 log.warning("ingestion job %s waits: %s", job.job_id, error)

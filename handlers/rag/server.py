@@ -44,6 +44,7 @@ from handlers.rag.ingest.base import Embedder
 from handlers.rag.ingest.parse_runner import ParseLimits, ParseRunner
 from handlers.rag.ingestion_jobs import IngestionJobs, JobOptions
 from handlers.rag.model_loading import import_serially
+from handlers.rag.playground import mount_playground
 from handlers.rag.service import RagService, ServiceOptions, check_chunk_window
 from handlers.rag.settings import Settings
 from handlers.rag.stores.base import VectorStore
@@ -140,6 +141,7 @@ def service_options(settings: Settings) -> ServiceOptions:
         max_upload_bytes=settings.max_upload_bytes,
         retrieval_top_k=settings.retrieval_top_k,
         context_window=settings.llm_context_window,
+        api_keys=settings.api_key_scopes,
         parse_runner=ParseRunner(
             settings.parse_concurrency,
             ParseLimits(seconds=settings.parse_timeout, memory_bytes=settings.parse_memory_bytes),
@@ -164,13 +166,15 @@ def create_rag_app(
     jobs: IngestionJobs | None = None,
     ready_before_serving: bool = False,
     docs: bool = True,
+    playground: bool = True,
 ) -> Application:
     """The HTTP application over ``service``: components load when it starts (its lifespan)
     or at the first request, and are closed when it stops; so is the ingestion job runner
     ``jobs`` (by default one with the default bounds in ``jobs/`` beside the upload spool),
     which resumes the unfinished jobs it finds. ``ready_before_serving``: its startup waits
     until no component is loading any more (the server does not: it answers ``/health``
-    while the models load). ``docs``: Swagger UI at ``/docs``."""
+    while the models load). ``docs``: Swagger UI at ``/docs``. ``playground``: the playground
+    page at ``/`` (outside the API's contract, as the docs: :mod:`handlers.rag.playground`)."""
     runner = jobs or IngestionJobs(
         service, JobOptions(directory=service.options.upload_dir.with_name("jobs"))
     )
@@ -198,6 +202,8 @@ def create_rag_app(
         lifespan=lifespan,
         docs_path="/docs" if docs else None,
     )
+    if playground:
+        mount_playground(app)
     return app.install(log_client_disconnects)
 
 
@@ -234,6 +240,8 @@ class RagServer:
             settings.max_upload_bytes,
             jobs=IngestionJobs(self.service, job_options(settings)),
             docs=settings.docs_enabled,
+            # RAG_PLAYGROUND_ENABLED (read so until Settings declares playground_enabled)
+            playground=settings.playground_enabled,
         )
         self.port = 0
         self._socket: socket.socket | None = None

@@ -34,8 +34,10 @@ import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from handlers.common.settings import SettingsError
+from handlers.rag.api_keys import ApiKeys
 from handlers.rag.components import Components, ComponentState
 from handlers.rag.documents import Chunk, DocumentRecord, SearchHit, content_hash
+from handlers.rag.filters import Filter
 from handlers.rag.generation.base import GREEDY, Finish, Generator, Sampling
 from handlers.rag.generation.prompt import (
     NO_DOCUMENTS_ANSWER,
@@ -47,7 +49,8 @@ from handlers.rag.ingest.base import Embedder, ExtractionError
 from handlers.rag.ingest.chunking import chunk_pages, max_chunk_tokens
 from handlers.rag.ingest.extract import extract_document
 from handlers.rag.ingest.parse_runner import ParseRunner
-from handlers.rag.stores.base import Vectors, VectorStore
+from handlers.rag.metadata import DEFAULT_COLLECTION, Metadata
+from handlers.rag.stores.base import SearchMode, Vectors, VectorStore
 
 __all__ = [
     "EMBED_SLICE_CHUNKS",
@@ -106,6 +109,16 @@ class ServiceOptions:
     """Caps the generator's own context window when set."""
     parse_runner: ParseRunner | None = None
     """Parses HTML, PDF and DOCX uploads in limited processes (the shared default when None)."""
+    api_keys: ApiKeys | None = None
+    """The API keys and the collections each may use; None: no keys needed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an upload's document goes: its collection, and the metadata it carries."""
+
+    collection: str
+    metadata: Metadata
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +183,13 @@ class RagService:
         uploaded_name: str | None,
         size: int,
         *,
+        collection: str = DEFAULT_COLLECTION,
+        metadata: Metadata | None = None,
         progress: Progress | None = None,
     ) -> DocumentRecord:
-        """Ingest one uploaded file (``file`` is read from its current position): it is copied
-        to the upload spool first, so that parsing reads a file of its own."""
+        """Ingest one uploaded file (``file`` is read from its current position) into
+        ``collection`` with ``metadata`` (checked by the caller): it is copied to the upload
+        spool first, so that parsing reads a file of its own."""
         filename = self.checked_filename(uploaded_name, size)
         embedder = await self.components.embedder()
         store = await self.components.store()
@@ -183,7 +199,14 @@ class RagService:
         try:
             await anyio.to_thread.run_sync(_copy_to, file, spooled)
             return await self._ingest(
-                spooled, filename, size, document_id, embedder, store, progress
+                spooled,
+                filename,
+                size,
+                document_id,
+                embedder,
+                store,
+                progress,
+                Placement(collection, metadata or {}),
             )
         finally:
             spooled.unlink(missing_ok=True)
@@ -194,16 +217,25 @@ class RagService:
         uploaded_name: str | None,
         size: int,
         *,
+        collection: str = DEFAULT_COLLECTION,
+        metadata: Metadata | None = None,
         progress: Progress | None = None,
     ) -> DocumentRecord:
         """Ingest a file of ``size`` bytes already on this server's disk (an ingestion job's
-        spooled file, which the caller keeps or removes), stored under ``uploaded_name`` as an
-        upload would be."""
+        spooled file, which the caller keeps or removes), stored under ``uploaded_name`` in
+        ``collection`` with ``metadata`` as an upload would be."""
         filename = self.checked_filename(uploaded_name, size)
         embedder = await self.components.embedder()
         store = await self.components.store()
         return await self._ingest(
-            path, filename, size, str(uuid.uuid4()), embedder, store, progress
+            path,
+            filename,
+            size,
+            str(uuid.uuid4()),
+            embedder,
+            store,
+            progress,
+            Placement(collection, metadata or {}),
         )
 
     async def _ingest(
@@ -215,6 +247,7 @@ class RagService:
         embedder: Embedder,
         store: VectorStore,
         progress: Progress | None,
+        placement: Placement,
     ) -> DocumentRecord:
         started = time.perf_counter()
         tokenizer = self._tokenizer_for_chunking(embedder)
@@ -229,6 +262,8 @@ class RagService:
                 page=page,
                 text=text,
                 content_hash=content_hash(text),
+                collection=placement.collection,
+                metadata=placement.metadata,
             )
             for position, (page, text) in enumerate(texts)
         ]
@@ -238,6 +273,8 @@ class RagService:
             filename=filename,
             chunks=len(chunks),
             uploaded_at=datetime.datetime.now(datetime.UTC),
+            collection=placement.collection,
+            metadata=placement.metadata,
         )
         # The last step, shielded: a caller cancelled while the write runs (a client that went
         # away) lets it complete, so the store and the log agree, then is cancelled.
@@ -328,9 +365,10 @@ class RagService:
             raise UploadRejected(f"'{filename}' contains no text")
         return len(extracted.pages), [(piece.page, piece.text) for piece in pieces]
 
-    async def list_documents(self) -> list[DocumentRecord]:
+    async def list_documents(self, collection: str | None = None) -> list[DocumentRecord]:
+        """The stored documents of ``collection`` (None: of all), newest first."""
         store = await self.components.store()
-        return await store.list_documents()
+        return await store.list_documents(collection)
 
     async def delete_document(self, document_id: str) -> bool:
         store = await self.components.store()
@@ -341,12 +379,23 @@ class RagService:
 
     # -- retrieval and generation ---------------------------------------------------------------
 
-    async def search(self, text: str, limit: int) -> list[SearchHit]:
-        """At most ``limit`` stored chunks most similar to ``text``, best first."""
+    async def search(
+        self,
+        text: str,
+        limit: int,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        where: Filter | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        """At most ``limit`` chunks of ``collection`` whose document satisfies ``where``,
+        most similar to ``text`` (as ``mode`` ranks them), best first."""
         embedder = await self.components.embedder()
         store = await self.components.store()
         vectors = await embedder.embed([text])
-        return await store.search(text, vectors[0], limit)
+        return await store.search(
+            text, vectors[0], limit, collection=collection, where=where, mode=mode
+        )
 
     async def answer(
         self,
@@ -356,14 +405,24 @@ class RagService:
         use_knowledge_base: bool,
         max_new_tokens: int,
         sampling: Sampling = GREEDY,
+        collection: str = DEFAULT_COLLECTION,
+        where: Filter | None = None,
+        mode: SearchMode = "hybrid",
     ) -> Answer:
-        """Retrieve (when asked), build the prompt, and start streaming the answer, decoded
-        as ``sampling`` says (greedy by default)."""
+        """Retrieve (when asked: from ``collection``, the chunks whose document satisfies
+        ``where``, ranked as ``mode`` says), build the prompt, and start streaming the answer,
+        decoded as ``sampling`` says (greedy by default)."""
         generator = await self.components.generator()
         if not use_knowledge_base:
             messages = conversation_messages(question, context)
             return Answer([], generator.stream(messages, max_new_tokens, sampling))
-        hits = await self.search(question, self.options.retrieval_top_k)
+        hits = await self.search(
+            question,
+            self.options.retrieval_top_k,
+            collection=collection,
+            where=where,
+            mode=mode,
+        )
         if not hits:
             return Answer([], _canned(NO_DOCUMENTS_ANSWER))
         budget = prompt_budget(self.context_window(generator), max_new_tokens)

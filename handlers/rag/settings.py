@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from handlers.common.settings import Flag, ServiceSettings
+from handlers.rag.api_keys import ApiKeys
 from handlers.rag.ingest.base import EMBEDDING_RUNTIMES, EmbeddingRuntime
 from handlers.rag.ingest.parse_runner import DEFAULT_PARSE_CONCURRENCY, ParseLimits
 from handlers.rag.stores.upkeep import UPKEEP_INTERVAL, UPKEEP_WRITES, VERSION_RETENTION
@@ -90,6 +91,13 @@ def _embedding_runtime(value: object) -> object:
     raise ValueError("expected one of " + ", ".join(EMBEDDING_RUNTIMES))
 
 
+def _api_keys(value: object) -> object:
+    """A ``RAG_API_KEYS`` value that parses (see :mod:`handlers.rag.api_keys`)."""
+    if isinstance(value, str):
+        ApiKeys.parse(value)
+    return value
+
+
 def _collection_name(value: object) -> object:
     if isinstance(value, str) and not (value[:1].isalpha() and value.replace("_", "").isalnum()):
         raise ValueError(
@@ -126,6 +134,12 @@ class Settings(ServiceSettings):
         True,
         validation_alias="RAG_DOCS_ENABLED",
         description="serve Swagger UI over the API's OpenAPI document at `/docs`",
+    )
+    playground_enabled: Flag = Field(
+        True,
+        validation_alias="RAG_PLAYGROUND_ENABLED",
+        description="serve the playground page at `/` (upload, documents, questions, search; "
+        "outside the API's contract)",
     )
     data_dir: Annotated[Path, BeforeValidator(_directory)] = Field(
         Path(".data/rag"),
@@ -325,6 +339,14 @@ class Settings(ServiceSettings):
     collection: Annotated[str, BeforeValidator(_collection_name)] = Field(
         "Documents", validation_alias="RAG_COLLECTION", description="Weaviate collection name"
     )
+    api_keys: Annotated[str, BeforeValidator(_api_keys)] = Field(
+        "",
+        validation_alias="RAG_API_KEYS",
+        description="set: every request but `/health` needs `Authorization: Bearer <key>` "
+        "(401 without a valid one), and a key reads and writes only its collections (403 for "
+        "another); entries `KEY:COLLECTIONS` separated by blanks or `;`, collections separated "
+        "by commas or `*` for all (`k-0123456789abcdef:default,legal`); unset: no keys",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -349,6 +371,11 @@ class Settings(ServiceSettings):
     def llm_endpoint_model(self) -> str:
         """The model name an OpenAI-compatible endpoint is asked for."""
         return self.llm_name or self.llm_model
+
+    @property
+    def api_key_scopes(self) -> ApiKeys | None:
+        """The API keys and their collections; None when keys are off."""
+        return ApiKeys.parse(self.api_keys)
 
     @property
     def store_kind(self) -> str:

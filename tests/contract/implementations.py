@@ -38,17 +38,20 @@ if TYPE_CHECKING:
 
 
 class RagContract:
-    """Stores uploaded files' names; answers by echoing; searches by substring."""
+    """Stores uploaded files' names (per collection); answers by echoing; searches by
+    substring."""
 
     def __init__(self) -> None:
-        self.documents: dict[str, tuple[str, bytes]] = {}
+        self.documents: dict[str, tuple[str, bytes, str]] = {}
         self.jobs: dict[str, rag.IngestionJob] = {}
 
-    async def upload_document(self, *, file: UploadFile) -> rag.UploadResult | Response:
+    async def upload_document(
+        self, *, file: UploadFile, collection: str = "default", metadata: str | None = None
+    ) -> rag.UploadResult | Response:
         data = await file.read()
         name = file.filename or "upload"
-        document_id = hashlib.sha256(name.encode()).hexdigest()[:16]
-        self.documents[document_id] = (name, data)
+        document_id = hashlib.sha256(f"{collection}/{name}".encode()).hexdigest()[:16]
+        self.documents[document_id] = (name, data, collection)
         return rag.UploadResult(
             document_id=document_id,
             filename=name,
@@ -79,19 +82,24 @@ class RagContract:
                 page=None,
                 chunk=0,
             )
-            for document_id, (name, data) in self.documents.items()
+            for document_id, (name, data, _) in self.documents.items()
         ]
         return hits[: body.num_docs]
 
-    async def list_documents(self) -> list[rag.DocumentInfo] | Response:
+    async def list_documents(
+        self, *, collection: str = "default"
+    ) -> list[rag.DocumentInfo] | Response:
         return [
             rag.DocumentInfo(
                 document_id=document_id,
                 filename=name,
                 chunks=1 if data else 0,
                 uploaded_at=datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+                collection=stored_in,
+                metadata=rag.Metadata(),
             )
-            for document_id, (name, data) in self.documents.items()
+            for document_id, (name, data, stored_in) in self.documents.items()
+            if stored_in == collection
         ]
 
     async def delete_document(self, *, document_id: str) -> Response | None:
@@ -100,7 +108,11 @@ class RagContract:
         return None
 
     async def create_ingestion_job(
-        self, *, files: Mapping[str, UploadFile]
+        self,
+        *,
+        files: Mapping[str, UploadFile],
+        collection: str = "default",
+        metadata: str | None = None,
     ) -> rag.IngestionJob | Response:
         queued = [
             rag.IngestionFile(

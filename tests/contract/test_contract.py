@@ -93,6 +93,10 @@ CHECKED_BEYOND_SCHEMA = {
     "create_webhook",
     "create_schedule",
     "update_schedule",
+    # rag: the metadata filter's nesting depth, condition count and operators are checked
+    # beyond its schema (422 naming where)
+    "document_search",
+    "generate",
 }
 # Uploads whose content the service must parse: a schema-valid file part (any bytes, any name)
 # is rightly refused with the documented 422 when its format is unsupported or unreadable.

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from handlers.rag.documents import Chunk, DocumentRecord, SearchHit
+from handlers.rag.filters import Filter
+from handlers.rag.metadata import DEFAULT_COLLECTION
 
-__all__ = ["StoreError", "Vectors", "VectorStore"]
+__all__ = ["SEARCH_MODES", "SearchMode", "StoreError", "Vectors", "VectorStore"]
+
+SearchMode: TypeAlias = Literal["hybrid", "vector", "text"]
+"""``hybrid``: keyword (BM25) and vector rankings fused; ``vector`` or ``text``: one alone."""
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "vector", "text")
 
 Vectors = npt.NDArray[np.float32]  # shape (n, dimension), rows L2-normalised
 
@@ -35,17 +41,30 @@ class VectorStore(Protocol):
         self, document: DocumentRecord, chunks: Sequence[Chunk], vectors: Vectors
     ) -> list[str]:
         """Stores ``document`` with its chunks, removing every earlier document of the same
-        filename; returns the ids removed. Readers see either the old or the new state, never
-        a mix, and a failure leaves the old state (raises StoreError)."""
+        filename in its collection; returns the ids removed. Readers see either the old or
+        the new state, never a mix, and a failure leaves the old state (raises StoreError)."""
         ...
 
-    async def search(self, text: str, vector: Vectors, limit: int) -> list[SearchHit]:
-        """At most ``limit`` hits, best first, combining keyword (BM25) and vector similarity.
-        ``vector`` is the query's embedding, shape (dimension,). An empty store gives []."""
+    async def search(
+        self,
+        text: str,
+        vector: Vectors,
+        limit: int,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        where: Filter | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        """At most ``limit`` chunks of ``collection`` whose document's metadata satisfies
+        ``where``, best first, by keyword (BM25) and vector similarity (``mode``). ``vector``
+        is the query's embedding, shape (dimension,). The filter runs inside the store before
+        ranking, so up to ``limit`` hits come back whenever that many chunks match. An empty
+        store gives []."""
         ...
 
-    async def list_documents(self) -> list[DocumentRecord]:
-        """Every stored document, most recently uploaded first."""
+    async def list_documents(self, collection: str | None = None) -> list[DocumentRecord]:
+        """Every stored document (of ``collection``, or of all), most recently uploaded
+        first."""
         ...
 
     async def delete_document(self, document_id: str) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 import numpy as np
 
 from handlers.rag.documents import Chunk, DocumentRecord
+from handlers.rag.metadata import check_collection
 from handlers.rag.stores.base import Vectors
 
 __all__ = [
@@ -79,8 +80,13 @@ def check_document(
         raise ValueError("vectors hold NaN or infinite values")
     if document.uploaded_at.tzinfo is None:
         raise ValueError("uploaded_at must be timezone-aware")
+    check_collection(document.collection)
     for chunk in chunks:
-        if (chunk.document_id, chunk.filename) != (document.document_id, document.filename):
+        if (chunk.document_id, chunk.filename, chunk.collection) != (
+            document.document_id,
+            document.filename,
+            document.collection,
+        ):
             raise ValueError(f"chunk {chunk.position} belongs to another document")
 
 
@@ -97,27 +103,31 @@ def check_query(vector: Vectors, limit: int, dimension: int) -> Vectors:
 def recover_live(
     records: Iterable[DocumentRecord], stored_chunks: Mapping[str, int]
 ) -> dict[str, DocumentRecord]:
-    """Of each filename, the newest complete document: one whose chunks are all stored
-    (``stored_chunks``: chunk rows per document id)."""
-    newest: dict[str, DocumentRecord] = {}
+    """Of each filename of each collection, the newest complete document: one whose chunks
+    are all stored (``stored_chunks``: chunk rows per document id)."""
+    newest: dict[tuple[str, str], DocumentRecord] = {}
     for record in records:
         if stored_chunks.get(record.document_id, 0) != record.chunks:
             continue
-        current = newest.get(record.filename)
+        current = newest.get((record.collection, record.filename))
         if current is None or (record.uploaded_at, record.document_id) > (
             current.uploaded_at,
             current.document_id,
         ):
-            newest[record.filename] = record
+            newest[record.collection, record.filename] = record
     return {record.document_id: record for record in newest.values()}
 
 
 def with_document(
     live: Mapping[str, DocumentRecord], document: DocumentRecord
 ) -> tuple[dict[str, DocumentRecord], list[str]]:
-    """The live set once ``document`` replaces every document of its filename, and the ids
-    it replaces."""
-    replaced = [old.document_id for old in live.values() if old.filename == document.filename]
+    """The live set once ``document`` replaces every document of its filename in its
+    collection, and the ids it replaces."""
+    replaced = [
+        old.document_id
+        for old in live.values()
+        if (old.collection, old.filename) == (document.collection, document.filename)
+    ]
     after = {k: v for k, v in live.items() if k not in replaced}
     after[document.document_id] = document
     return after, replaced
@@ -130,6 +140,9 @@ def without_document(
     return {k: v for k, v in live.items() if k != document_id}
 
 
-def newest_first(live: Mapping[str, DocumentRecord]) -> list[DocumentRecord]:
-    """The live documents, most recently uploaded first."""
-    return sorted(live.values(), key=lambda r: r.uploaded_at, reverse=True)
+def newest_first(
+    live: Mapping[str, DocumentRecord], collection: str | None = None
+) -> list[DocumentRecord]:
+    """The live documents (of ``collection``, or all), most recently uploaded first."""
+    records = [r for r in live.values() if collection is None or r.collection == collection]
+    return sorted(records, key=lambda r: r.uploaded_at, reverse=True)

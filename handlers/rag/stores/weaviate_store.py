@@ -11,15 +11,24 @@ segments in the background and removes deleted objects from the HNSW graph every
 ``cleanupIntervalSeconds``, 300 s by default), so the RAG_STORE_* upkeep settings do not apply.
 What the client side could leave behind, the objects of a failed deletion, is retried at the
 next write and at the next open (:meth:`WeaviateStore._delete_rows`).
+
+Collections and metadata filters are Weaviate ``where`` filters of the hybrid query
+(:mod:`handlers.rag.stores.weaviate_where`) on the chunk properties ``collection`` and
+``meta_terms`` (filterable, not searchable: BM25 never matches them); ranges are looked up as
+the terms of the live values within them (:mod:`handlers.rag.stores.filtering`). Documents keep
+their metadata as JSON text (``metadata``) in the records collection. Collections created
+before these properties existed get them at open, and every object without a collection is
+given the default one (and empty metadata).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import logging
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,7 +41,16 @@ from weaviate.client import WeaviateAsyncClient
 from weaviate.collections.collection.async_ import CollectionAsync
 
 from handlers.rag.documents import Chunk, DocumentRecord, SearchHit
-from handlers.rag.stores.base import StoreError, Vectors
+from handlers.rag.filters import Filter as MetadataFilter
+from handlers.rag.metadata import (
+    DEFAULT_COLLECTION,
+    Metadata,
+    check_collection,
+    check_metadata,
+    metadata_json,
+    metadata_terms,
+)
+from handlers.rag.stores.base import SearchMode, StoreError, Vectors
 from handlers.rag.stores.consistency import (
     LiveDocuments,
     check_document,
@@ -42,12 +60,43 @@ from handlers.rag.stores.consistency import (
     with_document,
     without_document,
 )
+from handlers.rag.stores.filtering import NumericValues, resolve_ranges
+from handlers.rag.stores.weaviate_where import weaviate_where
 
 __all__ = ["WeaviateStore"]
 
 log = logging.getLogger(__name__)
 
 HYBRID_ALPHA = 0.5  # equal weight to BM25 and vector similarity
+MODE_ALPHA: dict[SearchMode, float] = {"hybrid": HYBRID_ALPHA, "vector": 1.0, "text": 0.0}
+_ADDED_CHUNK_PROPERTIES = [
+    Property(
+        name="collection",
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    ),
+    Property(
+        name="meta_terms",
+        data_type=DataType.TEXT_ARRAY,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    ),
+]
+_ADDED_RECORD_PROPERTIES = [
+    Property(
+        name="collection",
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    ),
+    Property(
+        name="metadata",
+        data_type=DataType.TEXT,
+        index_searchable=False,
+        index_filterable=False,
+    ),
+]
 INSERT_BATCH = 1_000  # objects per insert_many request
 MAX_DOCUMENTS = 1_000_000  # group-by limit when counting chunks per document at open
 
@@ -90,6 +139,7 @@ class WeaviateStore:
         self._write_lock = asyncio.Lock()
         self._open_lock = asyncio.Lock()
         self._opened = False
+        self._numbers = NumericValues()
 
     async def open(self) -> None:
         """Connects, creates the collections when missing, loads the documents. Idempotent."""
@@ -130,6 +180,7 @@ class WeaviateStore:
                     ),
                     Property(name="position", data_type=DataType.INT),
                     Property(name="page", data_type=DataType.INT),
+                    *_ADDED_CHUNK_PROPERTIES,
                 ],
             )
         if not await collections.exists(self.records_collection):
@@ -145,8 +196,39 @@ class WeaviateStore:
                     ),
                     Property(name="chunks", data_type=DataType.INT),
                     Property(name="uploaded_at", data_type=DataType.DATE),
+                    *_ADDED_RECORD_PROPERTIES,
                 ],
             )
+        await self._migrate(self._chunks(), _ADDED_CHUNK_PROPERTIES, {"meta_terms": []})
+        await self._migrate(self._records(), _ADDED_RECORD_PROPERTIES, {"metadata": "{}"})
+
+    async def _migrate(
+        self,
+        collection: CollectionAsync[Any, Any],
+        added: list[Property],
+        empty: dict[str, Any],
+    ) -> None:
+        """Adds the properties of ``added`` a collection created by an earlier version lacks,
+        and gives its objects the default collection and ``empty`` metadata."""
+        config = await collection.config.get()
+        present = {prop.name for prop in config.properties}
+        missing = [prop for prop in added if prop.name not in present]
+        if not missing:
+            return
+        for prop in missing:
+            await collection.config.add_property(prop)
+        migrated = 0
+        async for item in collection.iterator():
+            if item.properties.get("collection") is None:
+                values = {"collection": DEFAULT_COLLECTION, **empty}
+                await collection.data.update(uuid=item.uuid, properties=values)
+                migrated += 1
+        log.warning(
+            "weaviate migrated collection=%s added_properties=%s objects=%d",
+            collection.name,
+            ",".join(prop.name for prop in missing),
+            migrated,
+        )
 
     async def _recover(self) -> dict[str, DocumentRecord]:
         """The live documents (see :func:`recover_live`); deletes every other object."""
@@ -155,7 +237,12 @@ class WeaviateStore:
             p = item.properties
             records.append(
                 DocumentRecord(
-                    str(p["document_id"]), str(p["filename"]), _int(p["chunks"]), _date(p)
+                    str(p["document_id"]),
+                    str(p["filename"]),
+                    _int(p["chunks"]),
+                    _date(p),
+                    str(p.get("collection") or DEFAULT_COLLECTION),
+                    _stored_metadata(p.get("metadata")),
                 )
             )
         groups = await self._chunks().aggregate.over_all(
@@ -215,6 +302,8 @@ class WeaviateStore:
                         "filename": document.filename,
                         "chunks": document.chunks,
                         "uploaded_at": document.uploaded_at.astimezone(datetime.UTC),
+                        "collection": document.collection,
+                        "metadata": metadata_json(document.metadata),
                     },
                     uuid=_record_uuid(document.document_id),
                 )
@@ -258,6 +347,7 @@ class WeaviateStore:
         self, document: DocumentRecord, chunks: Sequence[Chunk], vectors: Vectors
     ) -> list[DataObject[dict[str, Any], None]]:
         check_document(document, chunks, vectors, self.dimension)
+        terms = metadata_terms(document.metadata)
         objects = []
         for chunk, vector in zip(chunks, vectors, strict=True):
             properties = {
@@ -267,24 +357,47 @@ class WeaviateStore:
                 "position": chunk.position,
                 "page": chunk.page,
                 "content_hash": chunk.content_hash,
+                "collection": document.collection,
+                "meta_terms": terms,
             }
             objects.append(DataObject(properties=properties, vector=vector.tolist()))
         return objects
 
     # -- reads ----------------------------------------------------------------------------------
 
-    async def search(self, text: str, vector: Vectors, limit: int) -> list[SearchHit]:
-        """At most ``limit`` live chunks, best first, by Weaviate's hybrid search (BM25 and
-        cosine, relative score fusion, alpha 0.5)."""
+    async def search(
+        self,
+        text: str,
+        vector: Vectors,
+        limit: int,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        where: MetadataFilter | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        """At most ``limit`` live chunks of ``collection`` satisfying ``where``, best first,
+        by Weaviate's hybrid search (BM25 and cosine, relative score fusion, alpha 0.5;
+        ``mode`` ``vector``: alpha 1, ``text``: alpha 0), the filter applied inside it."""
         self._require_open()
         query = check_query(vector, limit, self.dimension)
+        check_collection(collection)
         if not self._live.documents:
             return []
         async with self._live.reading() as live:
-            return await self._live_hits(text, query, limit, live)
+            condition = where
+            if condition is not None:
+                condition = resolve_ranges(condition, live, collection, self._numbers, None)
+            filters = weaviate_where(collection, condition)
+            return await self._live_hits(text, query, limit, live, filters, MODE_ALPHA[mode])
 
     async def _live_hits(
-        self, text: str, query: Vectors, limit: int, live: Collection[str]
+        self,
+        text: str,
+        query: Vectors,
+        limit: int,
+        live: Mapping[str, DocumentRecord],
+        filters: Any,
+        alpha: float,
     ) -> list[SearchHit]:
         fetch = limit
         while True:
@@ -292,15 +405,19 @@ class WeaviateStore:
                 result = await self._chunks().query.hybrid(
                     query=text if text.strip() else None,
                     vector=query.tolist(),
-                    alpha=HYBRID_ALPHA,
+                    alpha=alpha,
                     fusion_type=HybridFusion.RELATIVE_SCORE,
                     limit=fetch,
+                    filters=filters,
                     return_metadata=MetadataQuery(score=True),
                 )
             except Exception as error:
                 raise StoreError(f"search failed: {error}") from error
             hits = [
-                SearchHit(_chunk(item.properties), float(item.metadata.score or 0.0))
+                SearchHit(
+                    _chunk(item.properties, live[str(item.properties["document_id"])].metadata),
+                    float(item.metadata.score or 0.0),
+                )
                 for item in result.objects
                 if item.properties["document_id"] in live
             ]
@@ -309,10 +426,10 @@ class WeaviateStore:
                 return hits[:limit]
             fetch *= 4
 
-    async def list_documents(self) -> list[DocumentRecord]:
-        """Every live document, most recently uploaded first."""
+    async def list_documents(self, collection: str | None = None) -> list[DocumentRecord]:
+        """Every live document (of ``collection``, or all), most recently uploaded first."""
         self._require_open()
-        return newest_first(self._live.documents)
+        return newest_first(self._live.documents, collection)
 
     async def count_chunks(self) -> int:
         """The number of chunks of live documents."""
@@ -324,7 +441,15 @@ def _record_uuid(document_id: str) -> uuid.UUID:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"rag-document:{document_id}")
 
 
-def _chunk(properties: dict[str, Any]) -> Chunk:
+def _stored_metadata(text: object) -> dict[str, Any]:
+    """A record's metadata (checked as it was at upload; absent in a migrated record)."""
+    if not isinstance(text, str) or not text:
+        return {}
+    parsed: dict[str, Any] = check_metadata(json.loads(text))
+    return parsed
+
+
+def _chunk(properties: dict[str, Any], metadata: Metadata) -> Chunk:
     page = properties.get("page")
     return Chunk(
         document_id=str(properties["document_id"]),
@@ -333,6 +458,8 @@ def _chunk(properties: dict[str, Any]) -> Chunk:
         page=None if page is None else _int(page),
         text=str(properties["text"]),
         content_hash=str(properties["content_hash"]),
+        collection=str(properties.get("collection") or DEFAULT_COLLECTION),
+        metadata=metadata,
     )
 
 

@@ -82,17 +82,26 @@ async def test_open_keeps_the_newest_complete_document_of_each_filename(tmp_path
     documents = await raw_table(directory, "documents")
     await documents.add(
         [
-            {"document_id": "older", "filename": "notes.txt", "chunks": 0, "uploaded_at": T0},
+            {
+                "document_id": "older",
+                "filename": "notes.txt",
+                "chunks": 0,
+                "uploaded_at": T0,
+                "collection": "default",
+                "metadata": "{}",
+            },
             {
                 "document_id": "incomplete",
                 "filename": "notes.txt",
                 "chunks": 3,
                 "uploaded_at": current.uploaded_at.replace(year=2030),
+                "collection": "default",
+                "metadata": "{}",
             },
         ]
     )
     chunks = await raw_table(directory, "chunks")
-    row = (await chunks.query().limit(1).to_arrow()).to_pylist()[0]
+    row = {**(await chunks.query().limit(1).to_arrow()).to_pylist()[0], "meta_numbers": None}
     await chunks.add([{**row, "document_id": "orphan", "text": "orphaned quokka"}])
     await chunks.add([{**row, "document_id": "incomplete"}])
 

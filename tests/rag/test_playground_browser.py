@@ -32,7 +32,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.webrest.test_docs_browser import CHROMIUM, CLOSED_PORT, render
+from tests.webrest.test_docs_browser import CHROMIUM, isolated_chromium, render
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
@@ -160,19 +160,7 @@ async def chromium(directory: Path) -> AsyncIterator[DevTools]:
     assert CHROMIUM is not None
     profile = directory / "profile"
     command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",  # tests run as root, where Chromium's sandbox cannot start
-        "--disable-gpu",
-        f"--user-data-dir={profile}",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--proxy-server=http://127.0.0.1:{CLOSED_PORT}",
-        "--proxy-bypass-list=127.0.0.1",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--no-first-run",
+        *isolated_chromium(profile),
         "--remote-debugging-address=127.0.0.1",
         "--remote-debugging-port=0",
         "--window-size=1280,2000",

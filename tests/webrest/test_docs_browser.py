@@ -106,6 +106,28 @@ def net_requests(netlog: Path) -> list[NetRequest]:
     return list(requests.values())
 
 
+def isolated_chromium(profile: Path) -> list[str]:
+    """Headless Chromium's command up to the page: a profile of its own, and nothing can leave
+    (no name resolves but 127.0.0.1, every other request goes to a proxy on a closed loopback
+    port), with fewer requests of Chromium's own (those left fail at the proxy)."""
+    assert CHROMIUM is not None
+    return [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",  # tests run as root, where Chromium's sandbox cannot start
+        "--disable-gpu",
+        f"--user-data-dir={profile}",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        f"--proxy-server=http://127.0.0.1:{CLOSED_PORT}",
+        "--proxy-bypass-list=127.0.0.1",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--no-first-run",
+    ]
+
+
 def render(url: str, directory: Path) -> Rendered:
     """``url`` loaded in headless Chromium: its DOM once Swagger UI has rendered, the console
     messages, every request made, and a screenshot."""
@@ -114,23 +136,8 @@ def render(url: str, directory: Path) -> Rendered:
     screenshot = directory / "docs.png"
     netlog = directory / "netlog.json"
     command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",  # tests run as root, where Chromium's sandbox cannot start
-        "--disable-gpu",
-        f"--user-data-dir={directory / 'profile'}",
-        # nothing can leave: no name resolves but 127.0.0.1, and every other request goes to a
-        # proxy on a closed loopback port
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        f"--proxy-server=http://127.0.0.1:{CLOSED_PORT}",
-        "--proxy-bypass-list=127.0.0.1",
-        # fewer requests of Chromium's own (those left fail at the proxy; the NetLog shows them)
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
+        *isolated_chromium(directory / "profile"),
         "--disable-default-apps",
-        "--no-first-run",
         "--no-pings",
         f"--log-net-log={netlog}",
         "--enable-logging=stderr",  # console messages, CSP refusals among them

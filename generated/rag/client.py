@@ -615,7 +615,7 @@ def _settings(api_key: str | None, base_url: str | None) -> tuple[str | None, st
 
 
 def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    headers = {"user-agent": "rag-client/0.3.0"}
+    headers = {"user-agent": "rag-client/0.2.0"}
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     headers.update(extra or {})

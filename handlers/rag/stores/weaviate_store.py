@@ -69,13 +69,15 @@ log = logging.getLogger(__name__)
 
 HYBRID_ALPHA = 0.5  # equal weight to BM25 and vector similarity
 MODE_ALPHA: dict[SearchMode, float] = {"hybrid": HYBRID_ALPHA, "vector": 1.0, "text": 0.0}
+_COLLECTION_PROPERTY = Property(
+    name="collection",
+    data_type=DataType.TEXT,
+    tokenization=Tokenization.FIELD,
+    index_searchable=False,
+)
+"""A chunk's and a document record's collection: filtered on whole, never searched."""
 _ADDED_CHUNK_PROPERTIES = [
-    Property(
-        name="collection",
-        data_type=DataType.TEXT,
-        tokenization=Tokenization.FIELD,
-        index_searchable=False,
-    ),
+    _COLLECTION_PROPERTY,
     Property(
         name="meta_terms",
         data_type=DataType.TEXT_ARRAY,
@@ -84,12 +86,7 @@ _ADDED_CHUNK_PROPERTIES = [
     ),
 ]
 _ADDED_RECORD_PROPERTIES = [
-    Property(
-        name="collection",
-        data_type=DataType.TEXT,
-        tokenization=Tokenization.FIELD,
-        index_searchable=False,
-    ),
+    _COLLECTION_PROPERTY,
     Property(
         name="metadata",
         data_type=DataType.TEXT,
